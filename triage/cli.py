@@ -1,0 +1,145 @@
+"""The command line: parse options, call the library, format the result. Nothing else lives here."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from . import __version__
+from .console import print_result
+from .errors import TriageError
+from .formats import to_json
+from .model import SEVERITY_RANK
+from .packs import load_packs
+from .scan import scan_paths
+
+app = typer.Typer(
+    help="Recognise known failures in Hailo DFC, Vivado/Vitis HLS, Vivado and hls4ml compile logs.",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+    never = "never"
+
+
+PacksOpt = Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra pack folder or file (repeatable); also TRIAGE_PACKS.")]
+
+
+def _warn(message: str) -> None:
+    err.print(f"warning: {message}", markup=False, highlight=False)
+
+
+def exit_code(result, fail_on: FailOn) -> int:  # type: ignore[no-untyped-def]
+    """1 when a top-level finding is at or above `fail_on` (or the run failed with no explanation)."""
+    if fail_on is FailOn.never:
+        return 0
+    threshold = SEVERITY_RANK[fail_on.value]
+    if any(SEVERITY_RANK[f.severity] <= threshold for f in result.findings):
+        return 1
+    return 1 if result.run.status == "failed" else 0
+
+
+@app.command()
+def scan(
+    paths: Annotated[Optional[list[str]], typer.Argument(help="Files, .gz files and folders; '-' reads stdin.")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
+    fail_on: Annotated[FailOn, typer.Option(help="Exit 1 when a finding is at or above this severity.")] = FailOn.error,
+    packs: PacksOpt = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Processes for several inputs (0: one per core).")] = 0,
+) -> None:
+    """Scan compile logs, reports and configs as one run and explain what went wrong."""
+    if not paths:
+        if sys.stdin.isatty():
+            err.print("usage: triage scan [OPTIONS] PATH... (or pipe a log into `triage scan -`)", markup=False)
+            raise typer.Exit(2)
+        paths = ["-"]
+    pack_set = load_packs(packs or [])
+    import os
+
+    result = scan_paths(paths, pack_set, warn=_warn, jobs=jobs or (os.cpu_count() or 1))
+    if fmt is Format.json:
+        sys.stdout.write(to_json(result) + "\n")
+    else:
+        print_result(Console(highlight=False, soft_wrap=False), result)
+    raise typer.Exit(exit_code(result, fail_on))
+
+
+packs_app = typer.Typer(help="Check and list pattern packs.", no_args_is_help=True)
+app.add_typer(packs_app, name="packs")
+
+
+@packs_app.command("check")
+def packs_check(packs: PacksOpt = None) -> None:
+    """Load and validate every pack (schema, regexes, examples); exit 2 on the first error."""
+    pack_set = load_packs(packs or [])
+    print(f"{len(pack_set.causes)} causes in {len(pack_set.files)} packs: OK")
+
+
+@packs_app.command("test")
+def packs_test(
+    packs: PacksOpt = None,
+    fixtures: Annotated[Path, typer.Option(help="Folder of fixtures with *.expected.yaml goldens.")] = Path("fixtures"),
+    update_goldens: Annotated[bool, typer.Option("--update-goldens", help="Rewrite goldens from the current result.")] = False,
+) -> None:
+    """Run every signature's examples and every fixture's golden; exit 1 on any mismatch."""
+    from .console import print_packs_test
+    from .goldens import test_goldens
+
+    pack_set = load_packs(packs or [])
+    report = test_goldens(pack_set, fixtures, update=update_goldens)
+    print_packs_test(Console(highlight=False), pack_set, report)
+    raise typer.Exit(1 if report.failures or report.uncovered else 0)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        print(f"triage {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version.")] = False,
+) -> None:
+    """triage: known causes and workarounds for accelerator compile logs."""
+
+
+def main() -> None:
+    """Entry point: one place turns a `TriageError` into a one-line message and exit code 2."""
+    try:
+        app(standalone_mode=False)
+    except TriageError as exc:
+        err.print(exc.render(), markup=False, highlight=False)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, BrokenPipeError):
+        sys.exit(130 if sys.exc_info()[0] is KeyboardInterrupt else 0)
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show(file=sys.stderr)
+            sys.exit(2)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(130)
+        raise
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

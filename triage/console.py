@@ -1,0 +1,127 @@
+"""Terminal rendering with Rich. Log text is untrusted: it always goes in as `Text`, never as markup."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from .model import Finding, ScanResult
+from .packs import Cause
+
+STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _run_header(result: ScanResult) -> Text:
+    run = result.run
+    line = Text()
+    line.append("triage ", style="bold")
+    parts = [run.tool + (f" {run.tool_version}" if run.tool_version else "")]
+    if run.part:
+        parts.append(run.part)
+    if run.phase:
+        parts.append(f"phase {run.phase}")
+    parts.append(f"{sum(i.lines for i in run.inputs)} lines in {len(run.inputs)} input(s)")
+    line.append(" · ".join(parts))
+    line.append(" · status ")
+    line.append(run.status, style={"failed": "bold red", "passed": "green"}.get(run.status, "dim"))
+    return line
+
+
+def finding_panel(f: Finding, nested: bool = False) -> Panel:
+    body = Text()
+    where = f"{f.evidence[0].path}:{f.evidence[0].line}" if f.evidence else ""
+    body.append(f"{where}", style="dim")
+    if f.count > 1:
+        body.append(f"  ({f.count} hits)", style="dim")
+    if f.versions:
+        body.append(f"\nversions: {f.versions}", style="dim")
+    for ev in f.evidence[:2]:
+        body.append("\n  ")
+        body.append(f"{ev.line:>6} │ ", style="dim")
+        body.append(ev.text[:300])
+    body.append("\n\ncause: ", style="bold")
+    body.append(f.cause)
+    body.append("\nworkaround: ", style="bold green")
+    body.append(f.workaround)
+    for ref in f.references[:3]:
+        body.append("\n  ↳ ", style="dim")
+        body.append(ref, style="underline")
+    parts: list = [body]
+    for sub in f.explained:
+        parts.append(Padding(finding_panel(sub, nested=True), (0, 0, 0, 2)))
+    title = Text()
+    title.append(f.severity.upper(), style=STYLE[f.severity])
+    title.append(f" {f.title} ")
+    title.append(f"[{f.id}]", style="dim")
+    subtitle = "explained by the finding above" if nested else None
+    return Panel(Group(*parts), title=title, title_align="left", subtitle=subtitle, border_style=STYLE[f.severity])
+
+
+def print_result(console: Console, result: ScanResult) -> None:
+    console.print(_run_header(result))
+    if not result.findings:
+        console.print(Text("No known cause found.", style="bold"))
+    for f in result.findings:
+        console.print(finding_panel(f))
+    if result.unexplained:
+        table = Table(title="Error lines no known cause explains", title_justify="left", show_lines=False)
+        table.add_column("where", style="dim", no_wrap=True)
+        table.add_column("count", justify="right")
+        table.add_column("line")
+        for u in result.unexplained[:30]:
+            table.add_row(Text(f"{u.path}:{u.line}"), str(u.count), Text(u.text[:240]))
+        console.print(table)
+        if len(result.unexplained) > 30:
+            console.print(Text(f"… and {len(result.unexplained) - 30} more (see --format json)", style="dim"))
+
+
+def print_cause(console: Console, cause: Cause) -> None:
+    body = Text()
+    body.append(f"{cause.severity} · {cause.tool}", style=STYLE[cause.severity])
+    if cause.phase:
+        body.append(f" · {cause.phase}")
+    if cause.versions:
+        body.append(f" · versions: {cause.versions}")
+    body.append("\n\ncause: ", style="bold")
+    body.append(cause.cause)
+    body.append("\n\nworkaround: ", style="bold green")
+    body.append(cause.workaround)
+    if cause.examples:
+        body.append("\n\nexample lines:", style="bold")
+        for ex in cause.examples[:4]:
+            body.append("\n  " + ex[:300])
+    if cause.explains:
+        body.append("\n\nexplains: ", style="bold")
+        body.append(", ".join(cause.explains))
+    for ref in cause.references:
+        body.append("\n  ↳ " + ref, style="underline")
+    console.print(Panel(body, title=Text(f"{cause.title} [{cause.id}]"), title_align="left"))
+
+
+def print_packs_test(console: Console, packs, report) -> None:  # type: ignore[no-untyped-def]
+    """Per-cause hits on failing vs clean fixtures, then every golden mismatch."""
+    table = Table(title="Causes: fixtures hit", title_justify="left")
+    table.add_column("cause")
+    table.add_column("severity")
+    table.add_column("failing", justify="right")
+    table.add_column("clean", justify="right")
+    for cid, cause in sorted(packs.causes.items()):
+        s = report.stats.get(cid)
+        clean = s.clean if s else 0
+        style = "bold red" if clean and cause.severity == "error" else None
+        table.add_row(Text(cid), cause.severity, str(s.failing if s else 0), Text(str(clean), style=style or ""))
+    console.print(table)
+    examples = sum(len(c.examples) for c in packs.causes.values())
+    console.print(Text(f"{len(packs.causes)} causes, {examples} match examples: all behave (checked at load)"))
+    for o in report.failures:
+        console.print(Text(f"MISMATCH {o.golden.path}", style="bold red"))
+        for line in o.diff():
+            console.print(Text("  " + line))
+    for p in report.uncovered:
+        console.print(Text(f"NO GOLDEN {p}", style="bold red"))
+    ok = len(report.outcomes) - len(report.failures)
+    console.print(Text(f"{ok}/{len(report.outcomes)} goldens match; {len(report.uncovered)} fixtures without a golden",
+                       style="bold green" if not report.failures and not report.uncovered else "bold red"))

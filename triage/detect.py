@@ -1,0 +1,145 @@
+"""Which tool wrote the text, which version, which part, how far it got: read from banners and markers.
+
+The rules are ordered data. Each is gated by its literal like any signature, so detection costs nothing
+on lines that cannot carry it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import regex
+
+from .literals import gate_literals
+
+
+@dataclass(frozen=True)
+class Rule:
+    """`tool`: the tool this line proves; `version`/`part` named groups are read when present;
+    `phase`: the phase this line starts; `done`: the line says the phase completed successfully."""
+
+    regex: str
+    tool: str | None = None
+    phase: str | None = None
+    done: bool = False
+    banner: bool = False  # a banner names the run's main tool (the first banner wins)
+
+
+RULES: tuple[Rule, ...] = (
+    # Hailo Dataflow Compiler and its Model Zoo wrapper
+    Rule(r"Hailo DFC Version: (?P<version>\d+\.\d+\.\d+)", tool="dfc", banner=True),
+    Rule(r"hailo_sdk_client", tool="dfc"),
+    Rule(r"hailo_sdk\.(?:client|core)\]", tool="dfc"),
+    Rule(r"<Hailo Model Zoo INFO>", tool="dfc"),
+    Rule(r"hailo_dataflow_compiler-(?P<version>\d+\.\d+\.\d+)", tool="dfc"),
+    Rule(r"Translation started|Start Translation|model translation|hailo parser", tool="dfc", phase="parse"),
+    Rule(r"\[info\] Translation completed", tool="dfc", phase="parse", done=True),
+    Rule(r"Starting Model Optimization", tool="dfc", phase="optimize"),
+    Rule(r"\[info\] Model Optimization is done", tool="dfc", phase="optimize", done=True),
+    Rule(r"\[info\] Compiling network|Starting Hailo allocation and compilation flow", tool="dfc", phase="compile"),
+    Rule(r"Successful Compilation", tool="dfc", phase="compile", done=True),
+    Rule(r"HEF file written to", tool="dfc", phase="compile", done=True),
+    Rule(r"--hw-arch[ =](?P<part>hailo\w+)", tool="dfc"),
+    Rule(r"hw_arch=['\"]?(?P<part>hailo\w+)", tool="dfc"),
+    Rule(r"\[HailoRT\]", tool="hailort", phase="runtime"),
+    # AMD/Xilinx HLS
+    Rule(r"\*{6} Vivado\(TM\) HLS - High-Level Synthesis[^\n]* v(?P<version>\d{4}\.\d)", tool="vivado_hls", banner=True),
+    Rule(r"\*{6} Vitis HLS - High-Level Synthesis[^\n]* v(?P<version>\d{4}\.\d)", tool="vitis_hls", banner=True),
+    Rule(r"== Vivado HLS Report for", tool="vivado_hls", phase="csynth", banner=True),
+    Rule(r"== Vitis HLS Report for", tool="vitis_hls", phase="csynth", banner=True),
+    Rule(r"^\* Version:\s+(?P<version>\d{4}\.\d)", tool=None),
+    Rule(r"(?i)[/\\]Vivado_HLS[/\\](?P<version>\d{4}\.\d)[/\\]", tool="vivado_hls"),
+    Rule(r"(?i)[/\\]Vitis_HLS[/\\](?P<version>\d{4}\.\d)[/\\]", tool="vitis_hls"),
+    Rule(r"\* Target device:\s+(?P<part>\S+)"),
+    Rule(r"Setting target device to '(?P<part>[^']+)'"),
+    Rule(r"<Part>(?P<part>[^<]+)</Part>"),
+    Rule(r"\[SIM 211-2\]|Starting C simulation|csim_design", phase="csim"),
+    Rule(r"CSim done with 0 errors", phase="csim", done=True),
+    Rule(r"csynth_design|Starting C synthesis|\[HLS 200-10\] Starting code transformations", phase="csynth"),
+    Rule(r"Finished (?:C synthesis|Command csynth_design)|\[HLS 200-789\] \*{4} Estimated Fmax|\[HLS 200-111\] Finished generating all RTL models", phase="csynth", done=True),
+    Rule(r"cosim_design|Starting C/RTL cosimulation", phase="cosim"),
+    Rule(r"C/RTL co-simulation finished: PASS", phase="cosim", done=True),
+    Rule(r"export_design|\[IMPL 213-8\] Exporting RTL as a Vivado IP", phase="export"),
+    Rule(r"\[IMPL 213-8\] Finished|Finished export|IP packaging completed|export\\.zip", phase="export", done=True),
+    # Vivado
+    Rule(r"\*{6} Vivado v(?P<version>\d{4}\.\d)", tool="vivado", banner=True),
+    Rule(r"^# Vivado v(?P<version>\d{4}\.\d)", tool="vivado", banner=True),
+    Rule(r"Tool Version\s*: Vivado v\.(?P<version>\d{4}\.\d)", tool="vivado", banner=True),
+    Rule(r"^\| Device\s*: (?P<part>\S+)", tool="vivado"),
+    Rule(r"synth_design -top \S+ -part (?P<part>\S+)", tool="vivado", phase="synth"),
+    Rule(r"Command: synth_design", tool="vivado", phase="synth"),
+    Rule(r"synth_design completed successfully", tool="vivado", phase="synth", done=True),
+    Rule(r"Command: opt_design|Command: place_design|Command: route_design", tool="vivado", phase="impl"),
+    Rule(r"(?:route|place)_design completed successfully", tool="vivado", phase="impl", done=True),
+    Rule(r"write_bitstream completed successfully", tool="vivado", phase="impl", done=True),
+    # hls4ml itself
+    Rule(r"Interpreting (?:Sequential|Model)|Creating HLS model|Writing HLS project", tool="hls4ml", phase="convert", banner=True),
+    Rule(r"\*{5} C/RTL SYNTHESIS COMPLETED IN", tool="hls4ml", phase="csynth", done=True),
+    Rule(r"\*{5} (?:C/RTL SYNTHESIS|C SIMULATION|C/RTL COSIMULATION|VIVADO SYNTHESIS|EXPORT IP) \*{5}", tool="hls4ml"),
+    Rule(r"\*{5} VIVADO SYNTHESIS COMPLETED IN", tool="hls4ml", phase="synth", done=True),
+    # FINN
+    Rule(r"finn\.(?:builder|transformation)", tool="finn", banner=True),
+)
+
+
+@dataclass
+class CompiledRule:
+    rule: Rule
+    compiled: regex.Pattern[str]
+    literals: list[str]
+
+
+def compile_rules() -> list[CompiledRule]:
+    out = []
+    for rule in RULES:
+        compiled = regex.compile(rule.regex, regex.MULTILINE)
+        literals = gate_literals(rule.regex, ignore_case=bool(compiled.flags & regex.IGNORECASE))
+        if not literals:
+            raise ValueError(f"detection rule without a literal: {rule.regex}")
+        out.append(CompiledRule(rule, compiled, literals))
+    return out
+
+
+@dataclass
+class Detection:
+    """Accumulates what the rules saw, in stream order."""
+
+    banner_tool: str | None = None
+    tools: dict[str, int] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)  # first version seen per tool ("" = unnamed)
+    part: str | None = None
+    phase: str | None = None
+    phases_done: set[str] = field(default_factory=set)
+    last_done_phase: str | None = None
+
+    def feed(self, rule: Rule, groups: dict[str, str]) -> None:
+        if rule.tool:
+            self.tools[rule.tool] = self.tools.get(rule.tool, 0) + 1
+            if rule.banner and self.banner_tool is None:
+                self.banner_tool = rule.tool
+        if groups.get("version"):
+            self.versions.setdefault(rule.tool or "", groups["version"])
+        if groups.get("part") and self.part is None:
+            self.part = groups["part"]
+        if rule.phase:
+            self.phase = rule.phase
+            if rule.done:
+                self.phases_done.add(rule.phase)
+                self.last_done_phase = rule.phase
+
+    @property
+    def tool(self) -> str:
+        if self.banner_tool:
+            return self.banner_tool
+        if self.tools:
+            return max(self.tools.items(), key=lambda kv: kv[1])[0]
+        return "unknown"
+
+    @property
+    def version(self) -> str | None:
+        return self.versions.get(self.tool) or self.versions.get("")
+
+    @property
+    def completed(self) -> bool:
+        """The last phase reached also finished: the tool ran to its end."""
+        return self.phase is not None and self.phase in self.phases_done and self.last_done_phase == self.phase

@@ -1,0 +1,41 @@
+"""Machine-readable renderings of a scan result. The JSON document is a documented contract:
+fields may be added, never renamed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .model import Evidence, Finding, ScanResult
+
+
+def evidence_dict(ev: Evidence) -> dict[str, Any]:
+    return {"path": ev.path, "line": ev.line, "text": ev.text, "before": ev.before, "after": ev.after,
+            "captures": ev.captures}
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "id": f.id, "severity": f.severity, "title": f.title, "cause": f.cause, "workaround": f.workaround,
+        "references": f.references, "count": f.count, "evidence": [evidence_dict(e) for e in f.evidence],
+        "tool": f.tool, "versions": f.versions, "explains": [finding_dict(e) for e in f.explained],
+    }
+
+
+def result_dict(result: ScanResult) -> dict[str, Any]:
+    run = result.run
+    return {
+        "run": {
+            "tool": run.tool, "tool_version": run.tool_version, "status": run.status, "phase": run.phase,
+            "part": run.part,
+            "inputs": [{"path": i.path, "kind": i.kind, "lines": i.lines, "bytes": i.bytes} for i in run.inputs],
+        },
+        "findings": [finding_dict(f) for f in result.findings],
+        "unexplained": [{"path": u.path, "line": u.line, "text": u.text, "count": u.count,
+                         "fingerprint": u.fingerprint} for u in result.unexplained],
+        "warnings": list(result.warnings),
+    }
+
+
+def to_json(result: ScanResult) -> str:
+    return json.dumps(result_dict(result), indent=2, ensure_ascii=False)

@@ -1,0 +1,102 @@
+"""Derive the literal text every match of a regex must contain: the key of the one-pass literal gate."""
+
+from __future__ import annotations
+
+import re
+import re._constants as sre_c  # type: ignore[import-not-found]
+import re._parser as sre_parse  # type: ignore[import-not-found]
+from typing import Any
+
+_OPEN_ENDED = sre_c.MAXREPEAT
+
+
+def required_literal(pattern: str, ignore_case: bool = False) -> str | None:
+    """Return the longest substring that every match of `pattern` contains, or None.
+
+    Parses with the standard library's regex parser (the `regex` module's syntax is a superset; a
+    pattern it cannot parse simply yields None and must declare its literal).
+    """
+    try:
+        parsed = sre_parse.parse(pattern, re.IGNORECASE if ignore_case else 0)
+    except (re.error, OverflowError, RecursionError, TypeError, ValueError):
+        return None
+    runs = list(_literal_runs(list(parsed)))
+    best = max(runs, key=len, default="")
+    return best or None
+
+
+def _literal_runs(items: list[tuple[Any, Any]]) -> Any:
+    """Yield maximal runs of consecutive required literal characters in a parsed sequence."""
+    run: list[str] = []
+    for op, arg in items:
+        if op is sre_c.LITERAL:
+            run.append(chr(arg))
+            continue
+        if op is sre_c.SUBPATTERN:
+            inner = list(arg[-1])
+            # A plain group is transparent: its runs join the surrounding text.
+            sub = _flatten_group(inner)
+            if sub is not None:
+                run.extend(sub)
+                continue
+            yield "".join(run)
+            run = []
+            yield from _literal_runs(inner)
+            continue
+        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
+            lo, hi, body = arg
+            body = list(body)
+            chars = _flatten_group(body)
+            if chars is not None and lo >= 1:
+                if lo == hi:  # a fixed count of literal text is literal text
+                    run.extend(chars * lo)
+                    continue
+                # `ab+c` always contains `ab` and `bc`
+                yield "".join(run + chars * lo)
+                run = list(chars)
+                continue
+            yield "".join(run)
+            run = []
+            if lo >= 1:
+                yield from _literal_runs(body)
+            continue
+        if op is sre_c.AT:  # anchors consume nothing: they do not break a run
+            continue
+        yield "".join(run)
+        run = []
+    yield "".join(run)
+
+
+def _flatten_group(items: list[tuple[Any, Any]]) -> list[str] | None:
+    """Return a group's characters when it is only literals, else None."""
+    chars = []
+    for op, arg in items:
+        if op is not sre_c.LITERAL:
+            return None
+        chars.append(chr(arg))
+    return chars
+
+
+def gate_literals(pattern: str, ignore_case: bool = False, minimum: int = 4) -> list[str] | None:
+    """Literals of which every match contains at least one: one per branch of a top-level alternation.
+
+    None when some branch has no literal of `minimum` characters (such a pattern must declare one).
+    """
+    try:
+        parsed = sre_parse.parse(pattern, re.IGNORECASE if ignore_case else 0)
+    except (re.error, OverflowError, RecursionError, TypeError, ValueError):
+        return None
+    items = list(parsed)
+    branches = [items]
+    if len(items) == 1 and items[0][0] is sre_c.BRANCH:
+        branches = [list(b) for b in items[0][1][1]]
+    elif len(items) == 1 and items[0][0] is sre_c.SUBPATTERN and len(list(items[0][1][-1])) == 1 \
+            and list(items[0][1][-1])[0][0] is sre_c.BRANCH:
+        branches = [list(b) for b in list(items[0][1][-1])[0][1][1]]
+    out = []
+    for branch in branches:
+        best = max(_literal_runs(branch), key=len, default="")
+        if len(best) < minimum:
+            return None
+        out.append(best)
+    return out

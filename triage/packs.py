@@ -1,0 +1,490 @@
+"""Load pattern packs (YAML data) into validated, compiled causes.
+
+The schema is closed: an unknown key, a bad regex, a duplicate id, a missing example or an example that
+does not behave stops the load with `file:line`, the cause id and a hint — before any log line is read.
+Built-in packs and a user's packs go through this same loader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re as std_re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import regex
+import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .errors import PackError
+from .literals import required_literal
+from .model import SEVERITIES
+
+ID_RE = std_re.compile(r"^[a-z0-9_]+/[a-z0-9][a-z0-9_.-]*$")
+TOOLS = ("dfc", "hailort", "vivado_hls", "vitis_hls", "hls", "vivado", "hls4ml", "finn", "any")
+PHASES = (
+    "parse", "optimize", "compile", "runtime", "env", "csim", "csynth", "cosim", "export",
+    "synth", "impl", "convert", "report", "config", "build",
+)
+STATUSES = ("stable", "deprecated", "removed")
+MIN_LITERAL = 4
+MAX_PACK_BYTES = 4 * 1024 * 1024
+MAX_PATTERN_CHARS = 4000
+REGEX_TIMEOUT_S = 0.25
+CONDITION_RE = std_re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
+
+# HTML in prose: reports escape it anyway, but a pack that carries it is not a pack we want to load.
+MARKUP_RE = std_re.compile(
+    r"<\s*/?\s*(?:script|style|iframe|img|svg|a|object|embed|link|meta|form|input|button|html|body|div|span|p|br|b|i|u|table|details|math)\b"
+    r"|javascript:|\bon[a-z]+\s*=\s*['\"]|&#\w+;|&[a-z]+;",
+    std_re.IGNORECASE,
+)
+
+PACK_KEYS = {"pack", "tool", "description", "causes"}
+CAUSE_KEYS = {
+    "id", "title", "severity", "tool", "phase", "versions", "status", "cause", "workaround",
+    "references", "explains", "signatures", "when",
+}
+CAUSE_REQUIRED = ("id", "title", "severity", "cause", "workaround", "signatures")
+SIGNATURE_KEYS = {"regex", "literal", "ignore_case", "match", "no_match", "where"}
+VERSION_KEYS = {"affected", "note"}
+EXAMPLE_KEYS = {"text", "captures"}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A numeric comparison such as `> 100`, applied to a capture."""
+
+    op: str
+    value: float
+
+    def holds(self, raw: str | None) -> bool:
+        number = to_number(raw)
+        if number is None:
+            return False
+        return {
+            ">": number > self.value, ">=": number >= self.value, "<": number < self.value,
+            "<=": number <= self.value, "==": number == self.value, "!=": number != self.value,
+        }[self.op]
+
+    def __str__(self) -> str:
+        return f"{self.op} {self.value:g}"
+
+
+def to_number(raw: str | None) -> float | None:
+    """Read a number out of report text: `105.66`, `1,060`, `~0`, `122%`, `-0.37`."""
+    if raw is None:
+        return None
+    cleaned = raw.strip().lstrip("~<>").rstrip("%").replace(",", "").strip()
+    try:
+        return float(cleaned)
+    except ValueError:
+        return None
+
+
+@dataclass
+class Signature:
+    cause_id: str
+    index: int
+    pattern: str
+    compiled: regex.Pattern[str]
+    literal: str
+    ignore_case: bool
+    where: dict[str, Condition]
+
+    def match(self, line: str) -> dict[str, str] | None:
+        """Captures of the first match in `line` that satisfies the conditions, else None.
+
+        Raises TimeoutError when the regex exceeds its time bound.
+        """
+        for m in self.compiled.finditer(line, timeout=REGEX_TIMEOUT_S):
+            caps = {k: v for k, v in m.groupdict().items() if v is not None}
+            if all(cond.holds(caps.get(name)) for name, cond in self.where.items()):
+                return caps
+            if not self.where:
+                return caps
+        return None
+
+
+@dataclass
+class Cause:
+    id: str
+    title: str
+    severity: str
+    tool: str
+    phase: str | None
+    cause: str
+    workaround: str
+    references: list[str]
+    explains: list[str]
+    signatures: list[Signature]
+    examples: list[str]
+    affected: SpecifierSet | None = None
+    versions_note: str | None = None
+    status: str = "stable"
+    when: dict[str, Any] = field(default_factory=dict)
+    pack: str = ""
+    source: str = ""
+
+    @property
+    def versions(self) -> str | None:
+        parts = [p for p in (str(self.affected) if self.affected else None, self.versions_note) if p]
+        return "; ".join(parts) or None
+
+    def applies_to(self, version: str | None) -> bool:
+        """False only when a version was detected and lies outside the affected range."""
+        if self.affected is None or not version:
+            return True
+        try:
+            return Version(version) in self.affected
+        except InvalidVersion:
+            return True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "title": self.title, "severity": self.severity, "tool": self.tool,
+            "phase": self.phase, "versions": self.versions, "status": self.status, "cause": self.cause,
+            "workaround": self.workaround, "references": self.references, "explains": self.explains,
+            "signatures": [s.pattern for s in self.signatures], "examples": self.examples,
+            "pack": self.pack, "source": self.source,
+        }
+
+
+@dataclass
+class PackSet:
+    causes: dict[str, Cause]
+    files: list[Path]
+    digest: str
+
+    @property
+    def signatures(self) -> list[Signature]:
+        return [s for c in self.causes.values() for s in c.signatures]
+
+    def explainers_of(self, cause_id: str) -> list[str]:
+        return [c.id for c in self.causes.values() if cause_id in c.explains]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# YAML with line numbers and without aliases (an alias bomb is a denial of service, not a feature)
+
+
+class _PackLoader(yaml.SafeLoader):
+    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise PackError(
+                "YAML aliases are not allowed in packs",
+                where=f"{self.name}:{event.start_mark.line + 1}",
+                hint="write the value out in full; anchors and aliases can expand without bound",
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        mapping = super().construct_mapping(node, deep=True)
+        mapping["__line__"] = node.start_mark.line + 1
+        return mapping
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        size = path.stat().st_size
+        if size > MAX_PACK_BYTES:
+            raise PackError(f"pack is {size} bytes (limit {MAX_PACK_BYTES})", where=str(path),
+                            hint="split it into several packs")
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise PackError("pack is not UTF-8 text", where=str(path), hint=str(exc)) from None
+    except OSError as exc:
+        raise PackError(f"cannot read pack: {exc.strerror}", where=str(path)) from None
+    loader = _PackLoader(text)
+    loader.name = str(path)
+    try:
+        return loader.get_single_data()
+    except PackError:
+        raise
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise PackError(f"invalid YAML: {getattr(exc, 'problem', exc)}", where=where,
+                        hint="check indentation and quoting; regexes are safest in single quotes") from None
+    except RecursionError:
+        raise PackError("YAML nested too deeply", where=str(path)) from None
+    finally:
+        loader.dispose()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Validation
+
+
+class _Checker:
+    """Collects the context (file, line, id) so every error points at the right place."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, message: str, line: int | None, cause_id: str | None = None, hint: str | None = None) -> None:
+        where = f"{self.path}:{line}" if line else str(self.path)
+        if cause_id:
+            message = f"{cause_id}: {message}"
+        raise PackError(message, where=where, hint=hint)
+
+    def keys(self, data: dict[str, Any], allowed: set[str], what: str, cause_id: str | None = None) -> None:
+        unknown = sorted(k for k in data if k != "__line__" and k not in allowed)
+        if unknown:
+            self.fail(f"unknown key '{unknown[0]}' in {what}", data.get("__line__"), cause_id,
+                      hint=f"allowed keys: {', '.join(sorted(allowed))}")
+
+    def text(self, data: dict[str, Any], key: str, cause_id: str | None, required: bool = True) -> str | None:
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.fail(f"missing '{key}'", data.get("__line__"), cause_id,
+                          hint=f"every cause needs: {', '.join(CAUSE_REQUIRED)}")
+            return None
+        if not isinstance(value, str) or not value.strip():
+            self.fail(f"'{key}' must be non-empty text", data.get("__line__"), cause_id)
+        if key in ("title", "cause", "workaround") and MARKUP_RE.search(str(value)):
+            self.fail(f"'{key}' contains markup", data.get("__line__"), cause_id,
+                      hint="prose fields are plain text; write `backticks` for code")
+        return " ".join(str(value).split()) if key == "title" else str(value).strip()
+
+
+def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause_line: int) -> Signature:
+    if not isinstance(raw, dict):
+        chk.fail(f"signature {index + 1} must be a mapping with 'regex'", cause_line, cause_id)
+    line = raw.get("__line__", cause_line)
+    chk.keys(raw, SIGNATURE_KEYS, "signature", cause_id)
+    pattern = raw.get("regex")
+    if not isinstance(pattern, str) or not pattern:
+        chk.fail(f"signature {index + 1} has no 'regex'", line, cause_id)
+    if len(pattern) > MAX_PATTERN_CHARS:
+        chk.fail(f"regex is {len(pattern)} characters (limit {MAX_PATTERN_CHARS})", line, cause_id,
+                 hint="split an enormous alternation into several signatures or causes")
+    ignore_case = bool(raw.get("ignore_case", False))
+    try:
+        compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+    except regex.error as exc:
+        chk.fail(f"bad regex: {exc}", line, cause_id,
+                 hint=f"at position {getattr(exc, 'pos', '?')} of {pattern!r}")
+    if compiled.flags & regex.IGNORECASE:
+        ignore_case = True
+    if compiled.groups != len(compiled.groupindex):
+        chk.fail("regex has an unnamed capturing group", line, cause_id,
+                 hint="use (?P<name>...) to capture and (?:...) to group")
+    literal = raw.get("literal")
+    if literal is None:
+        literal = required_literal(pattern, ignore_case)
+        if literal is None or len(literal) < MIN_LITERAL:
+            chk.fail("cannot derive a literal of 4+ characters from the regex", line, cause_id,
+                     hint="declare `literal:` — a substring every matching line contains")
+    elif not isinstance(literal, str) or len(literal) < MIN_LITERAL:
+        chk.fail(f"literal must be text of at least {MIN_LITERAL} characters", line, cause_id)
+    where: dict[str, Condition] = {}
+    for name, spec in (raw.get("where") or {}).items():
+        if name == "__line__":
+            continue
+        m = CONDITION_RE.match(str(spec))
+        if not m:
+            chk.fail(f"bad condition {spec!r} on '{name}'", line, cause_id, hint="write e.g. '> 100' or '< 0'")
+        if name not in compiled.groupindex:
+            chk.fail(f"condition on '{name}', which the regex does not capture", line, cause_id)
+        where[name] = Condition(m.group(1), float(m.group(2)))
+    sig = Signature(cause_id, index, pattern, compiled, literal, ignore_case, where)
+    _check_examples(chk, raw, sig, line)
+    return sig
+
+
+def _check_examples(chk: _Checker, raw: dict[str, Any], sig: Signature, line: int) -> None:
+    matches = raw.get("match")
+    if not isinstance(matches, list) or not matches:
+        chk.fail("signature has no 'match' examples", line, sig.cause_id,
+                 hint="add at least one real log line the regex must match")
+    folded_literal = sig.literal.casefold() if sig.ignore_case else sig.literal
+    for example in matches:
+        captures: dict[str, Any] = {}
+        if isinstance(example, dict):
+            chk.keys(example, EXAMPLE_KEYS, "example", sig.cause_id)
+            captures = {k: v for k, v in (example.get("captures") or {}).items() if k != "__line__"}
+            example = example.get("text")
+        if not isinstance(example, str):
+            chk.fail("a match example must be text (or {text, captures})", line, sig.cause_id)
+        haystack = example.casefold() if sig.ignore_case else example
+        if folded_literal not in haystack:
+            chk.fail(f"literal {sig.literal!r} is not in example {example!r}", line, sig.cause_id,
+                     hint="the literal must occur in every matching line; fix `literal:`")
+        try:
+            got = sig.match(example)
+        except TimeoutError:
+            chk.fail(f"regex timed out on example {example!r}", line, sig.cause_id,
+                     hint="catastrophic backtracking: remove nested quantifiers")
+        if got is None:
+            chk.fail(f"example does not match: {example!r}", line, sig.cause_id,
+                     hint=_how_far(sig.compiled, example))
+        for name, want in captures.items():
+            if str(got.get(name)) != str(want):
+                chk.fail(f"capture '{name}' is {got.get(name)!r}, expected {want!r} in {example!r}",
+                         line, sig.cause_id)
+    for example in raw.get("no_match") or []:
+        if not isinstance(example, str):
+            chk.fail("a no_match example must be text", line, sig.cause_id)
+        try:
+            hit = sig.match(example)
+        except TimeoutError:
+            hit = {}
+        if hit is not None:
+            chk.fail(f"no_match example matches: {example!r}", line, sig.cause_id)
+
+
+def _how_far(compiled: regex.Pattern[str], example: str) -> str:
+    """Say how much of the regex matched: the longest prefix of the pattern that still finds a match."""
+    pattern = compiled.pattern
+    for end in range(len(pattern), 0, -1):
+        try:
+            partial = regex.compile(pattern[:end], compiled.flags)
+        except regex.error:
+            continue
+        if partial.search(example, timeout=REGEX_TIMEOUT_S):
+            return f"the regex matches up to {pattern[:end]!r}; it fails after that"
+    return "not even the start of the regex matches"
+
+
+def _versions(chk: _Checker, raw: Any, cause_id: str, line: int) -> tuple[SpecifierSet | None, str | None]:
+    if raw is None:
+        return None, None
+    if not isinstance(raw, dict):
+        chk.fail("'versions' must be a mapping with 'affected' and/or 'note'", line, cause_id)
+    chk.keys(raw, VERSION_KEYS, "versions", cause_id)
+    affected = raw.get("affected")
+    spec = None
+    if affected is not None:
+        try:
+            spec = SpecifierSet(str(affected))
+        except InvalidSpecifier:
+            chk.fail(f"bad version range {affected!r}", raw.get("__line__", line), cause_id,
+                     hint="write a PEP 440 range such as '>=3.29' or '>=2020.1,<2022.1'")
+    note = raw.get("note")
+    return spec, (str(note).strip() if note else None)
+
+
+def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
+    if not isinstance(raw, dict):
+        chk.fail("each cause must be a mapping", pack.get("__line__"))
+    line = raw.get("__line__")
+    cause_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+    chk.keys(raw, CAUSE_KEYS, "cause", cause_id)
+    if cause_id is None or not ID_RE.match(cause_id):
+        chk.fail(f"bad or missing id {raw.get('id')!r}", line, None,
+                 hint="ids look like 'dfc/perf-flow-manual-resources': lowercase namespace/slug")
+    severity = raw.get("severity")
+    if severity not in SEVERITIES:
+        chk.fail(f"severity must be one of {', '.join(SEVERITIES)}", line, cause_id)
+    tool = raw.get("tool", pack.get("tool"))
+    if tool not in TOOLS:
+        chk.fail(f"unknown tool {tool!r}", line, cause_id, hint=f"one of {', '.join(TOOLS)}")
+    phase = raw.get("phase")
+    if phase is not None and phase not in PHASES:
+        chk.fail(f"unknown phase {phase!r}", line, cause_id, hint=f"one of {', '.join(PHASES)}")
+    status = raw.get("status", "stable")
+    if status not in STATUSES:
+        chk.fail(f"unknown status {status!r}", line, cause_id, hint=f"one of {', '.join(STATUSES)}")
+    refs = raw.get("references") or []
+    if not isinstance(refs, list) or any(not isinstance(r, str) or not std_re.match(r"^https?://\S+$", r) for r in refs):
+        chk.fail("references must be a list of http(s) URLs", line, cause_id)
+    explains = raw.get("explains") or []
+    if not isinstance(explains, list) or any(not isinstance(e, str) for e in explains):
+        chk.fail("explains must be a list of cause ids", line, cause_id)
+    sigs_raw = raw.get("signatures")
+    if not isinstance(sigs_raw, list) or not sigs_raw:
+        chk.fail("a cause needs at least one signature", line, cause_id)
+    title = chk.text(raw, "title", cause_id)
+    cause_text = chk.text(raw, "cause", cause_id)
+    workaround = chk.text(raw, "workaround", cause_id)
+    affected, note = _versions(chk, raw.get("versions"), cause_id, line)
+    signatures = [_compile_signature(chk, s, cause_id, i, line) for i, s in enumerate(sigs_raw)]
+    examples = [e["text"] if isinstance(e, dict) else e for s in sigs_raw for e in s.get("match", [])]
+    when = raw.get("when") or {}
+    return Cause(
+        id=cause_id, title=title or "", severity=severity, tool=tool, phase=phase, cause=cause_text or "",
+        workaround=workaround or "", references=list(refs), explains=list(explains), signatures=signatures,
+        examples=[str(e) for e in examples], affected=affected, versions_note=note, status=status,
+        when={k: v for k, v in when.items() if k != "__line__"} if isinstance(when, dict) else {},
+        pack=str(pack.get("pack", "")), source=f"{chk.path.name}:{line}",
+    )
+
+
+def load_pack_file(path: Path) -> list[Cause]:
+    """Load and validate one pack file."""
+    chk = _Checker(path)
+    data = _read_yaml(path)
+    if not isinstance(data, dict):
+        chk.fail("a pack is a mapping with 'pack', 'tool' and 'causes'", 1)
+    chk.keys(data, PACK_KEYS, "pack")
+    if not isinstance(data.get("pack"), str):
+        chk.fail("missing 'pack' (the pack's name)", data.get("__line__"))
+    causes = data.get("causes")
+    if not isinstance(causes, list):
+        chk.fail("missing 'causes' list", data.get("__line__"))
+    return [_load_cause(chk, raw, data) for raw in causes]
+
+
+def builtin_pack_dir() -> Path:
+    """The packs shipped with triage: `patterns/` in a checkout, `triage/patterns` in a wheel."""
+    packaged = Path(str(resources.files("triage"))) / "patterns"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "patterns"
+
+
+def pack_files(dirs: Iterable[Path]) -> list[Path]:
+    files: list[Path] = []
+    for d in dirs:
+        if d.is_file():
+            files.append(d)
+        elif d.is_dir():
+            files.extend(sorted(p for p in d.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()))
+        else:
+            raise PackError("pack folder does not exist", where=str(d), hint="check --packs / TRIAGE_PACKS")
+    return files
+
+
+def pack_dirs(extra: Iterable[str | Path] = (), builtin: bool = True) -> list[Path]:
+    """Built-in packs first, then TRIAGE_PACKS (os.pathsep-separated), then explicit folders."""
+    dirs = [builtin_pack_dir()] if builtin else []
+    env = os.environ.get("TRIAGE_PACKS")
+    if env:
+        dirs.extend(Path(p) for p in env.split(os.pathsep) if p)
+    dirs.extend(Path(p) for p in extra)
+    return dirs
+
+
+def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True) -> PackSet:
+    """Load every pack: duplicates and dangling `explains` fail the whole load."""
+    files = pack_files(pack_dirs(extra, builtin))
+    causes: dict[str, Cause] = {}
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        for cause in load_pack_file(path):
+            if cause.id in causes:
+                raise PackError(f"duplicate id {cause.id}", where=f"{path}:{cause.source.split(':')[-1]}",
+                                hint=f"first defined at {causes[cause.id].source}; ids are unique and never reused")
+            causes[cause.id] = cause
+    for cause in causes.values():
+        for target in cause.explains:
+            if target not in causes:
+                raise PackError(f"{cause.id}: explains unknown id {target}", where=cause.source,
+                                hint="name a cause that exists in the loaded packs")
+    active = {k: c for k, c in causes.items() if c.status != "removed"}
+    return PackSet(causes=active, files=files, digest=digest.hexdigest()[:16])
+
+
+def iter_examples(packs: PackSet) -> Iterator[tuple[Cause, str]]:
+    for cause in packs.causes.values():
+        for example in cause.examples:
+            yield cause, example

@@ -1,0 +1,383 @@
+"""The pipeline: sources -> blocks -> literal gate -> regexes on candidate lines -> findings.
+
+Each source is scanned on its own into a `SourceResult` (so several inputs can run in a process pool),
+then the results are merged in input order into one `ScanResult` — identical whether serial or parallel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from .detect import CompiledRule, Detection, compile_rules
+from .fingerprint import fingerprint
+from .gate import Gate, make_gate
+from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
+from .packs import Cause, PackSet, Signature
+from .sources import LINE_CAP, Block, ReadStats, Source, discover, open_binary, read_blocks
+
+CONTEXT = 3
+MAX_EVIDENCE = 5
+MAX_UNEXPLAINED = 500
+TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many lines below it
+
+# Lines that look like errors: kept as "unexplained" when no signature explains them.
+ERROR_LITERALS = ("ERROR", "[error]", "Traceback (most recent call last)", "Exception:", "Error:",
+                  "CRITICAL WARNING", "Killed", "Segmentation fault", "FATAL")
+ERROR_LINE = regex.compile(
+    r"ERROR|\[error\]|Traceback \(most recent call last\)|\w(?:Exception|Error):|CRITICAL WARNING"
+    r"|(?<![\w-])Killed\b|Segmentation fault|\bFATAL\b"
+)
+
+Warn = Callable[[str], None]
+RawSink = Callable[[Source, bytes], None]  # receives every byte read, unchanged (tee, kept logs)
+OnFinding = Callable[[Cause, Evidence], None]
+
+
+@dataclass
+class _Target:
+    signature: Signature | None = None
+    rule: CompiledRule | None = None
+    error_like: bool = False
+
+
+@dataclass
+class CauseHits:
+    count: int = 0
+    evidence: list[Evidence] = field(default_factory=list)
+    first: tuple[int, int] = (0, 0)  # (source index, line) of the first hit
+
+
+@dataclass
+class SourceResult:
+    index: int
+    info: InputInfo
+    hits: dict[str, CauseHits]
+    unexplained: dict[str, Unexplained]
+    detection: Detection
+    warnings: list[str]
+    timeouts: list[str]
+
+
+class Matcher:
+    """Compiled gate and targets for one pack set; cheap to reuse across sources."""
+
+    def __init__(self, packs: PackSet, gate: str | None = None) -> None:
+        self.packs = packs
+        literals: list[tuple[str, bool]] = []
+        self.targets: list[_Target] = []
+        for sig in packs.signatures:
+            literals.append((sig.literal, sig.ignore_case))
+            self.targets.append(_Target(signature=sig))
+        for rule in compile_rules():
+            for lit in rule.literals:
+                literals.append((lit, bool(rule.compiled.flags & regex.IGNORECASE)))
+                self.targets.append(_Target(rule=rule))
+        for lit in ERROR_LITERALS:
+            literals.append((lit, False))
+            self.targets.append(_Target(error_like=True))
+        self.gate: Gate = make_gate(literals, gate)
+
+    def scan_source(self, source: Source, index: int, *, warn: Warn | None = None,
+                    on_finding: OnFinding | None = None, raw_sink: RawSink | None = None) -> SourceResult:
+        sink = None if raw_sink is None else (lambda data: raw_sink(source, data))
+        return _SourceScan(self, source, index, warn, on_finding, sink).run()
+
+
+class _SourceScan:
+    def __init__(self, matcher: Matcher, source: Source, index: int, warn: Warn | None,
+                 on_finding: OnFinding | None, raw_sink: Callable[[bytes], None] | None) -> None:
+        self.m = matcher
+        self.source = source
+        self.index = index
+        self.path = source.display
+        self.warnings: list[str] = []
+        self._warn_cb = warn
+        self.on_finding = on_finding
+        self.raw_sink = raw_sink
+        self.hits: dict[str, CauseHits] = {}
+        self.unexplained: dict[str, Unexplained] = {}
+        self.detection = Detection()
+        self.timeouts: list[str] = []
+        self.tail: list[str] = []  # last CONTEXT lines of the previous block
+        self.awaiting: list[Evidence] = []  # evidence still missing lines of after-context
+        self.open_tracebacks: list[tuple[int, str]] = []
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self._warn_cb:
+            self._warn_cb(message)
+
+    def run(self) -> SourceResult:
+        stats = ReadStats()
+        stream = open_binary(self.source)
+        try:
+            for block in read_blocks(stream, stats, self.warn, self.path, raw_sink=self.raw_sink):
+                self._scan_block(block)
+        finally:
+            if self.source.path != "-":
+                stream.close()
+        info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes)
+        return SourceResult(self.index, info, self.hits, self.unexplained, self.detection, self.warnings, self.timeouts)
+
+    def _scan_block(self, block: Block) -> None:
+        candidates = self.m.gate.candidates(block.text)
+        lines: list[str] | None = None
+        if self.awaiting:
+            lines = block.text.split("\n")
+            self._fill_after(lines, 0)
+        for idx in sorted(candidates):
+            if lines is None:
+                lines = block.text.split("\n")
+            self._scan_line(lines, idx, block.first_line + idx, candidates[idx])
+        if lines is None and block.n_lines:
+            # only the tail is needed for the next block's before-context
+            start = max(0, len(block.text) - 1)
+            for _ in range(CONTEXT):
+                start = block.text.rfind("\n", 0, start)
+                if start < 0:
+                    break
+            lines = block.text[start + 1:].split("\n")
+        if lines is not None:
+            self.tail = (self.tail + lines[:-1])[-CONTEXT:]
+
+    def _scan_line(self, lines: list[str], idx: int, line_no: int, literal_ids: set[int]) -> None:
+        text = lines[idx]
+        if len(text) > LINE_CAP:
+            text = text[:LINE_CAP]
+        matched = False
+        error_like = False
+        seen_causes: set[str] = set()
+        for lit_id in sorted(literal_ids):
+            target = self.m.targets[lit_id]
+            if target.signature is not None:
+                sig = target.signature
+                if sig.cause_id in seen_causes:
+                    continue
+                try:
+                    caps = sig.match(text)
+                except TimeoutError:
+                    key = f"{sig.cause_id}#{sig.index + 1}"
+                    if key not in self.timeouts:
+                        self.timeouts.append(key)
+                        self.warn(f"{self.path}:{line_no}: signature {key} exceeded its time bound; skipped on this line")
+                    continue
+                if caps is not None:
+                    seen_causes.add(sig.cause_id)
+                    matched = True
+                    self._record(sig, lines, idx, line_no, text, caps)
+            elif target.rule is not None:
+                try:
+                    m = target.rule.compiled.search(text, timeout=0.25)
+                except TimeoutError:
+                    continue
+                if m:
+                    self.detection.feed(target.rule.rule, {k: v for k, v in m.groupdict().items() if v})
+            else:
+                error_like = True
+        if matched:
+            self.open_tracebacks = [(ln, fp) for ln, fp in self.open_tracebacks if line_no - ln > TRACEBACK_REACH]
+        elif error_like and ERROR_LINE.search(text):
+            self._unexplained(line_no, text)
+
+    def _record(self, sig: Signature, lines: list[str], idx: int, line_no: int, text: str, caps: dict[str, str]) -> None:
+        hits = self.hits.get(sig.cause_id)
+        if hits is None:
+            hits = self.hits[sig.cause_id] = CauseHits(first=(self.index, line_no))
+        hits.count += 1
+        # Tracebacks opened shortly above this hit belong to it.
+        for ln, fp in self.open_tracebacks:
+            if line_no - ln <= TRACEBACK_REACH and fp in self.unexplained:
+                entry = self.unexplained[fp]
+                entry.count -= 1
+                if entry.count <= 0:
+                    del self.unexplained[fp]
+        if len(hits.evidence) >= MAX_EVIDENCE:
+            return
+        before = (self.tail + lines[:idx])[-CONTEXT:] if idx < CONTEXT else lines[idx - CONTEXT:idx]
+        ev = Evidence(self.path, line_no, text[:2000], before=[b[:2000] for b in before], captures=caps)
+        hits.evidence.append(ev)
+        self.awaiting.append(ev)
+        self._fill_after(lines, idx + 1, only=ev)
+        if self.on_finding is not None and hits.count == 1:
+            self.on_finding(self.m.packs.causes[sig.cause_id], ev)
+
+    def _fill_after(self, lines: list[str], start: int, only: Evidence | None = None) -> None:
+        """Give waiting evidence its after-context from `lines[start:]` (a block's split ends with '')."""
+        available = lines[start:-1] if lines and lines[-1] == "" else lines[start:]
+        waiting = [only] if only is not None else self.awaiting
+        for ev in waiting:
+            ev.after.extend(a[:2000] for a in available[: CONTEXT - len(ev.after)])
+        self.awaiting = [ev for ev in self.awaiting if len(ev.after) < CONTEXT]
+
+    def _unexplained(self, line_no: int, text: str) -> None:
+        fp = fingerprint(text)
+        entry = self.unexplained.get(fp)
+        if entry is not None:
+            entry.count += 1
+        elif len(self.unexplained) < MAX_UNEXPLAINED:
+            self.unexplained[fp] = Unexplained(self.path, line_no, text[:2000], 1, fp)
+        if "Traceback (most recent call last)" in text:
+            self.open_tracebacks.append((line_no, fp))
+
+
+# ---------------------------------------------------------------------------------------------------------
+
+
+def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
+    """Combine per-source results in input order and decide findings, root causes and status."""
+    results = sorted(results, key=lambda r: r.index)
+    detection = Detection()
+    hits: dict[str, CauseHits] = {}
+    unexplained: dict[str, Unexplained] = {}
+    warnings: list[str] = []
+    for r in results:
+        _merge_detection(detection, r.detection)
+        for cid, h in r.hits.items():
+            total = hits.get(cid)
+            if total is None:
+                hits[cid] = CauseHits(h.count, list(h.evidence), h.first)
+            else:
+                total.count += h.count
+                total.evidence.extend(h.evidence[: MAX_EVIDENCE - len(total.evidence)])
+        for fp, u in r.unexplained.items():
+            if fp in unexplained:
+                unexplained[fp].count += u.count
+            elif len(unexplained) < MAX_UNEXPLAINED:
+                unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint)
+        warnings.extend(r.warnings)
+    findings = _findings(packs, hits, detection)
+    run = RunInfo(
+        tool=detection.tool, tool_version=detection.version, phase=detection.phase, part=detection.part,
+        inputs=[r.info for r in results],
+    )
+    ordered_unexplained = sorted(unexplained.values(), key=lambda u: (_source_order(results, u.path), u.line))
+    run.status = _status(findings, ordered_unexplained, detection)
+    return ScanResult(run=run, findings=findings, unexplained=ordered_unexplained, warnings=warnings)
+
+
+def _source_order(results: list[SourceResult], path: str) -> int:
+    for r in results:
+        if r.info.path == path:
+            return r.index
+    return len(results)
+
+
+def _merge_detection(total: Detection, part: Detection) -> None:
+    if total.banner_tool is None:
+        total.banner_tool = part.banner_tool
+    for tool, n in part.tools.items():
+        total.tools[tool] = total.tools.get(tool, 0) + n
+    for tool, version in part.versions.items():
+        total.versions.setdefault(tool, version)
+    total.part = total.part or part.part
+    if part.phase:
+        total.phase = part.phase
+        total.last_done_phase = part.last_done_phase
+    total.phases_done |= part.phases_done
+
+
+def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection) -> list[Finding]:
+    found: dict[str, Finding] = {}
+    first: dict[str, tuple[int, int]] = {}
+    for cid, h in hits.items():
+        cause = packs.causes[cid]
+        if not cause.applies_to(detection.versions.get(cause.tool)):
+            continue
+        found[cid] = _finding(cause, h)
+        first[cid] = h.first
+    # Root cause first: a finding explained by another found one is listed under it.
+    roots: dict[str, str] = {}
+    for cid in sorted(found, key=lambda c: first[c]):
+        for explainer in packs.explainers_of(cid):
+            if explainer in found and explainer != cid and roots.get(explainer) != cid:
+                roots[cid] = explainer
+                break
+    for cid, root in roots.items():
+        while root in roots:  # follow chains to the top-most root
+            root = roots[root]
+        found[root].explained.append(found[cid])
+    top = [f for cid, f in found.items() if cid not in roots]
+    for f in top:
+        f.explained.sort(key=lambda e: first[e.id])
+    top.sort(key=lambda f: (SEVERITY_RANK[f.severity], first[f.id]))
+    return top
+
+
+def _finding(cause: Cause, h: CauseHits) -> Finding:
+    return Finding(
+        id=cause.id, severity=cause.severity, title=cause.title, cause=cause.cause,
+        workaround=cause.workaround, references=list(cause.references), count=h.count,
+        evidence=list(h.evidence), tool=cause.tool, versions=cause.versions,
+    )
+
+
+def _status(findings: list[Finding], unexplained: list[Unexplained], detection: Detection) -> str:
+    if any(f.severity == "error" for f in findings):
+        return "failed"
+    if detection.completed:
+        return "passed"
+    if unexplained:
+        return "failed"
+    return "unknown"
+
+
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _scan_in_worker(args: tuple[PackSet, str | None, Source, int]) -> SourceResult:
+    packs, gate, source, index = args
+    return Matcher(packs, gate).scan_source(source, index)
+
+
+def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = None,
+                 on_finding: OnFinding | None = None, raw_sink: RawSink | None = None,
+                 jobs: int = 1, gate: str | None = None, matcher: Matcher | None = None) -> ScanResult:
+    """Scan the sources as one run. `jobs > 1` scans files in a process pool (same result)."""
+    files = [s for s in sources if s.path != "-"]
+    if jobs > 1 and len(files) > 1 and on_finding is None and raw_sink is None and len(files) == len(sources):
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(_scan_in_worker, [(packs, gate, s, i) for i, s in enumerate(sources)]))
+        for r in results:
+            for w in r.warnings:
+                if warn:
+                    warn(w)
+        return merge(packs, results)
+    matcher = matcher or Matcher(packs, gate)
+    results = [matcher.scan_source(s, i, warn=warn, on_finding=on_finding, raw_sink=raw_sink)
+               for i, s in enumerate(sources)]
+    return merge(packs, results)
+
+
+def scan_paths(paths: Iterable[str], packs: PackSet, *, warn: Warn | None = None, **kwargs: Any) -> ScanResult:
+    """Library entry point: discover the inputs behind `paths` ('-' for stdin) and scan them as one run."""
+    warnings: list[str] = []
+
+    def collect(message: str) -> None:
+        warnings.append(message)
+        if warn:
+            warn(message)
+
+    sources = discover(list(paths), collect)
+    result = scan_sources(packs, sources, warn=collect, **kwargs)
+    result.warnings = warnings
+    return result
+
+
+def scan_text(text: str, packs: PackSet, matcher: Matcher | None = None) -> ScanResult:
+    """Scan a string (a pasted line, an example): the same pipeline without files."""
+    import io
+
+    matcher = matcher or Matcher(packs)
+    scan = _SourceScan(matcher, Source("<text>", "log"), 0, None, None, None)
+    stats = ReadStats()
+    for block in read_blocks(io.BytesIO(text.encode("utf-8")), stats, scan.warn, "<text>"):  # type: ignore[arg-type]
+        scan._scan_block(block)
+    info = InputInfo("<text>", "log", stats.lines, stats.bytes)
+    result = SourceResult(0, info, scan.hits, scan.unexplained, scan.detection, scan.warnings, scan.timeouts)
+    return merge(packs, [result])
+

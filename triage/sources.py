@@ -1,0 +1,235 @@
+"""Find the inputs of a run and stream them as blocks of clean text lines.
+
+Memory is bounded by the block size, whatever the size of the log: files are read in binary blocks,
+cut at line ends, decoded with replacement, stripped of ANSI escapes, with CRLF/CR turned into LF.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gzip
+import io
+import os
+import stat
+import sys
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import regex
+
+from .errors import InputError
+
+BLOCK_BYTES = 1 << 20
+LINE_CAP = 1 << 20  # matching looks at the first MiB of a longer line
+STDIN = "-"
+
+ANSI_RE = regex.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+# Files picked when walking a folder (an explicitly named file is always scanned).
+RECOGNISED = (
+    "*.log", "*.log.gz", "*.rpt", "*.rpt.gz", "*csynth.xml", "*.alls", "hls4ml_config.yml",
+    "hls4ml_config.yaml", "hls4ml_config.json", "runme.log", "vivado*.log", "vitis_hls.log",
+    "*_utilization*.txt", "*utilization_report*.txt", "*.log.[0-9]",
+)
+REPORT_GLOBS = ("*.rpt", "*.rpt.gz", "*csynth.xml", "*utilization*.txt", "*timing*.txt")
+CONFIG_GLOBS = ("*.alls", "*.yml", "*.yaml", "*.json", "*.py", "*.tcl", "*.toml")
+
+
+def kind_of(name: str) -> str:
+    base = os.path.basename(name).lower()
+    if any(fnmatch.fnmatch(base, g) for g in REPORT_GLOBS):
+        return "report"
+    if any(fnmatch.fnmatch(base, g) for g in CONFIG_GLOBS):
+        return "config"
+    return "log"
+
+
+def recognised(name: str) -> bool:
+    base = os.path.basename(name)
+    return any(fnmatch.fnmatch(base, g) for g in RECOGNISED)
+
+
+@dataclass
+class Source:
+    """One input of a run: a file path, or '-' for standard input."""
+
+    path: str
+    kind: str
+    size: int = 0
+
+    @property
+    def display(self) -> str:
+        return "<stdin>" if self.path == STDIN else self.path
+
+
+@dataclass
+class Block:
+    """Complete lines of one source: `text` is the lines joined by LF, with a final LF."""
+
+    text: str
+    first_line: int
+    n_lines: int
+
+
+@dataclass
+class ReadStats:
+    lines: int = 0
+    bytes: int = 0
+    capped_lines: list[int] = field(default_factory=list)
+    truncated: bool = False
+
+
+def discover(paths: list[str], warn: Callable[[str], None]) -> list[Source]:
+    """Turn command-line paths into sources: explicit files always, folders walked for known names."""
+    sources: list[Source] = []
+    for raw in paths:
+        if raw == STDIN:
+            sources.append(Source(STDIN, "log"))
+            continue
+        path = Path(raw)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            raise InputError(f"no such file or folder: {raw}", hint="check the path") from None
+        except OSError as exc:
+            raise InputError(f"cannot read {raw}: {exc.strerror}") from None
+        if stat.S_ISDIR(st.st_mode):
+            found = list(_walk(path, warn))
+            if not found:
+                warn(f"{raw}: no recognised log, report or config files in this folder")
+            sources.extend(found)
+        else:
+            if not os.access(path, os.R_OK):
+                raise InputError(f"cannot read {raw}: permission denied")
+            sources.append(Source(str(path), kind_of(raw), st.st_size))
+    return sources
+
+
+def _walk(root: Path, warn: Callable[[str], None]) -> Iterator[Source]:
+    def on_error(exc: OSError) -> None:
+        warn(f"skipped {exc.filename}: {exc.strerror}")
+
+    for folder, dirs, files in os.walk(root, onerror=on_error, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            if not recognised(name):
+                continue
+            full = os.path.join(folder, name)
+            try:
+                st = os.stat(full)  # follows a file symlink; a dangling or looping one raises
+            except OSError as exc:
+                warn(f"skipped {full}: {exc.strerror or exc}")
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                warn(f"skipped {full}: not a regular file")
+                continue
+            if not os.access(full, os.R_OK):
+                warn(f"skipped {full}: permission denied")
+                continue
+            yield Source(full, kind_of(name), st.st_size)
+
+
+def open_binary(source: Source) -> BinaryIO:
+    """Open a source for binary reading, transparently gunzipping (detected by magic bytes)."""
+    if source.path == STDIN:
+        raw: BinaryIO = sys.stdin.buffer
+    else:
+        try:
+            raw = open(source.path, "rb")  # noqa: SIM115 - closed by the caller
+        except OSError as exc:
+            raise InputError(f"cannot read {source.path}: {exc.strerror}") from None
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    try:
+        magic = buffered.peek(2)[:2]
+    except OSError as exc:
+        raise InputError(f"cannot read {source.display}: {exc.strerror}") from None
+    if magic == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
+    return buffered
+
+
+def clean_text(chunk: bytes) -> str:
+    """Decode and normalise a chunk of whole lines: UTF-8 with replacement, no ANSI, LF only, no NUL."""
+    text = chunk.decode("utf-8", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in text:
+        text = ANSI_RE.sub("", text)
+    if "\x00" in text:
+        text = text.replace("\x00", "\u2400")
+    return text
+
+
+def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None], display: str,
+                block_bytes: int = BLOCK_BYTES, raw_sink: Callable[[bytes], None] | None = None) -> Iterator[Block]:
+    """Yield blocks of whole lines; `raw_sink` receives every byte read, unchanged (for --tee)."""
+    pending = b""
+    skipping = False  # inside the unmatched tail of an over-long line
+    line_no = 1
+    while True:
+        try:
+            raw = stream.read(block_bytes)
+        except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as exc:
+            stats.truncated = True
+            warn(f"{display}: input ends early ({_why(exc)}); scanned the {stats.lines} lines that were readable")
+            raw = b""
+        eof = not raw
+        if raw:
+            stats.bytes += len(raw)
+            if raw_sink is not None:
+                raw_sink(raw)
+        if skipping:
+            cut = _first_eol(raw)
+            if cut < 0:
+                if eof:
+                    break
+                continue
+            if raw[cut:cut + 2] == b"\r\n":
+                cut += 1
+            raw = raw[cut + 1:]
+            skipping = False
+        buffer = pending + raw
+        if eof:
+            chunk, pending = buffer, b""
+        else:
+            cut = _last_eol(buffer)
+            if buffer[cut:cut + 1] == b"\r":  # a CR may be the first half of a CRLF split across reads
+                cut = _last_eol(buffer[:cut])
+            if cut < 0:
+                if len(buffer) >= LINE_CAP:
+                    stats.capped_lines.append(line_no)
+                    warn(f"{display}:{line_no}: line longer than {LINE_CAP // (1 << 20)} MiB; matched its first MiB only")
+                    chunk, pending, skipping = buffer[:LINE_CAP] + b"\n", b"", True
+                else:
+                    pending = buffer
+                    continue
+            else:
+                chunk, pending = buffer[:cut + 1], buffer[cut + 1:]
+        if chunk:
+            text = clean_text(chunk)
+            if not text.endswith("\n"):
+                text += "\n"
+            n = text.count("\n")
+            yield Block(text, line_no, n)
+            line_no += n
+            stats.lines += n
+        if eof:
+            break
+
+
+def _last_eol(data: bytes) -> int:
+    return max(data.rfind(b"\n"), data.rfind(b"\r"))
+
+
+def _first_eol(data: bytes) -> int:
+    cuts = [i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0]
+    return min(cuts) if cuts else -1
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return "truncated gzip"
+    return str(exc) or exc.__class__.__name__
