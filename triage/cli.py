@@ -106,6 +106,85 @@ def packs_test(
     raise typer.Exit(1 if report.failures or report.uncovered else 0)
 
 
+@packs_app.command("list")
+def packs_list(
+    tool: Annotated[Optional[str], typer.Option(help="Only causes of this tool (dfc, hls, vivado, hls4ml, ...).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    packs: PacksOpt = None,
+) -> None:
+    """List the known causes: id, severity, tool, title."""
+    from .kb import list_causes
+
+    causes = list_causes(load_packs(packs or []), tool)
+    if as_json:
+        _print_json([{"id": c.id, "severity": c.severity, "tool": c.tool, "title": c.title, "versions": c.versions,
+                      "pack": c.pack} for c in causes])
+        return
+    from .console import print_cause_table
+
+    print_cause_table(Console(highlight=False), causes)
+
+
+kb_app = typer.Typer(help="Look up the knowledge base without a log.", no_args_is_help=True)
+app.add_typer(kb_app, name="kb")
+
+
+@kb_app.command("show")
+def kb_show(
+    cause_id: Annotated[str, typer.Argument(help="A cause id, e.g. dfc/perf-flow-manual-resources.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    packs: PacksOpt = None,
+) -> None:
+    """Show one whole entry: cause, workaround, versions, references, signatures and examples."""
+    pack_set = load_packs(packs or [])
+    cause = pack_set.causes.get(cause_id)
+    if cause is None:
+        from .kb import closest_ids
+
+        raise TriageError(f"no cause with id {cause_id}", hint=closest_ids(pack_set, cause_id))
+    if as_json:
+        _print_json(cause.to_dict())
+        return
+    from .console import print_cause
+
+    print_cause(Console(highlight=False), cause)
+
+
+@kb_app.command("index")
+def kb_index(packs: PacksOpt = None) -> None:
+    """Print the Markdown index of all known causes (docs/causes.md is this output)."""
+    from .kb import causes_index_markdown
+
+    sys.stdout.write(causes_index_markdown(load_packs(packs or [])))
+
+
+@app.command()
+def explain(
+    text: Annotated[str, typer.Argument(help="A pasted log line (or several); '-' reads stdin.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    packs: PacksOpt = None,
+) -> None:
+    """Explain a pasted line: the matching causes, or the closest known ones when nothing matches."""
+    from .kb import explain as explain_text
+
+    if text == "-":
+        text = sys.stdin.read()
+    result = explain_text(text, load_packs(packs or []))
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    from .console import print_explanation
+
+    print_explanation(Console(highlight=False), result)
+    raise typer.Exit(0 if result.result.findings else 1)
+
+
+def _print_json(data: object) -> None:
+    import json
+
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
 def _version_callback(value: bool) -> None:
     if value:
         print(f"triage {__version__}")

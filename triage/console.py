@@ -125,3 +125,30 @@ def print_packs_test(console: Console, packs, report) -> None:  # type: ignore[n
     ok = len(report.outcomes) - len(report.failures)
     console.print(Text(f"{ok}/{len(report.outcomes)} goldens match; {len(report.uncovered)} fixtures without a golden",
                        style="bold green" if not report.failures and not report.uncovered else "bold red"))
+
+
+def print_cause_table(console: Console, causes: list[Cause]) -> None:
+    table = Table(show_lines=False)
+    table.add_column("id", no_wrap=True)
+    table.add_column("severity")
+    table.add_column("tool")
+    table.add_column("title")
+    for c in causes:
+        table.add_row(Text(c.id), Text(c.severity, style=STYLE[c.severity]), c.tool, Text(c.title))
+    console.print(table)
+    console.print(Text(f"{len(causes)} causes", style="dim"))
+
+
+def print_explanation(console: Console, explanation) -> None:  # type: ignore[no-untyped-def]
+    if explanation.result.findings:
+        for f in explanation.result.findings:
+            console.print(finding_panel(f))
+        return
+    console.print(Text("No known cause matches this text.", style="bold"))
+    if explanation.closest:
+        console.print(Text("Closest known causes:"))
+        for cause, score in explanation.closest:
+            line = Text(f"  {score:.0%}  ")
+            line.append(cause.id, style="bold")
+            line.append(f"  {cause.title}")
+            console.print(line)

@@ -35,7 +35,7 @@ RULES: tuple[Rule, ...] = (
     Rule(r"Translation started|Start Translation|model translation|hailo parser", tool="dfc", phase="parse"),
     Rule(r"\[info\] Translation completed", tool="dfc", phase="parse", done=True),
     Rule(r"Starting Model Optimization", tool="dfc", phase="optimize"),
-    Rule(r"\[info\] Model Optimization is done", tool="dfc", phase="optimize", done=True),
+    Rule(r"Model Optimization is done", tool="dfc", phase="optimize", done=True),
     Rule(r"\[info\] Compiling network|Starting Hailo allocation and compilation flow", tool="dfc", phase="compile"),
     Rule(r"Successful Compilation", tool="dfc", phase="compile", done=True),
     Rule(r"HEF file written to", tool="dfc", phase="compile", done=True),
@@ -53,14 +53,19 @@ RULES: tuple[Rule, ...] = (
     Rule(r"\* Target device:\s+(?P<part>\S+)"),
     Rule(r"Setting target device to '(?P<part>[^']+)'"),
     Rule(r"<Part>(?P<part>[^<]+)</Part>"),
-    Rule(r"\[SIM 211-2\]|Starting C simulation|csim_design", phase="csim"),
-    Rule(r"CSim done with 0 errors", phase="csim", done=True),
-    Rule(r"csynth_design|Starting C synthesis|\[HLS 200-10\] Starting code transformations", phase="csynth"),
-    Rule(r"Finished (?:C synthesis|Command csynth_design)|\[HLS 200-789\] \*{4} Estimated Fmax|\[HLS 200-111\] Finished generating all RTL models", phase="csynth", done=True),
-    Rule(r"cosim_design|Starting C/RTL cosimulation", phase="cosim"),
+    Rule(r"\[SIM 211-2\]|Starting C simulation|(?<!Finished Command )csim_design", phase="csim"),
+    Rule(r"CSim done with 0 errors|CSim file generation done with 0 errors", phase="csim", done=True),
+    Rule(r"(?<!Finished Command )csynth_design|Starting C synthesis|\[HLS 200-10\] Starting code transformations", phase="csynth"),
+    Rule(r"Finished C synthesis|\[HLS 200-789\] \*{4} Estimated Fmax|\[HLS 200-111\] Finished generating all RTL models", phase="csynth", done=True),
+    Rule(r"(?<!Finished Command )cosim_design|Starting C/RTL cosimulation", phase="cosim"),
     Rule(r"C/RTL co-simulation finished: PASS", phase="cosim", done=True),
-    Rule(r"export_design|\[IMPL 213-8\] Exporting RTL as a Vivado IP", phase="export"),
-    Rule(r"\[IMPL 213-8\] Finished|Finished export|IP packaging completed|export\\.zip", phase="export", done=True),
+    Rule(r"(?<!Finished Command )export_design|\[IMPL 213-8\] Exporting RTL as a Vivado IP", phase="export"),
+    Rule(r"\[IMPL 213-8\] Finished|Finished export|IP packaging completed|export\.zip", phase="export", done=True),
+    # `Finished Command X_design` closes the phase it names (Vitis HLS)
+    Rule(r"\[HLS 200-111\] Finished Command csim_design", phase="csim", done=True),
+    Rule(r"\[HLS 200-111\] Finished Command csynth_design|\[HLS 200-2161\] Finished Command csynth_design", phase="csynth", done=True),
+    Rule(r"\[HLS 200-111\] Finished Command cosim_design", phase="cosim", done=True),
+    Rule(r"\[HLS 200-111\] Finished Command export_design", phase="export", done=True),
     # Vivado
     Rule(r"\*{6} Vivado v(?P<version>\d{4}\.\d)", tool="vivado", banner=True),
     Rule(r"^# Vivado v(?P<version>\d{4}\.\d)", tool="vivado", banner=True),
@@ -111,6 +116,7 @@ class Detection:
     phase: str | None = None
     phases_done: set[str] = field(default_factory=set)
     last_done_phase: str | None = None
+    ended: bool = False
 
     def feed(self, rule: Rule, groups: dict[str, str]) -> None:
         if rule.tool:
@@ -123,6 +129,7 @@ class Detection:
             self.part = groups["part"]
         if rule.phase:
             self.phase = rule.phase
+            self.ended = rule.done  # a phase that starts after a completion reopens the run
             if rule.done:
                 self.phases_done.add(rule.phase)
                 self.last_done_phase = rule.phase
@@ -142,4 +149,4 @@ class Detection:
     @property
     def completed(self) -> bool:
         """The last phase reached also finished: the tool ran to its end."""
-        return self.phase is not None and self.phase in self.phases_done and self.last_done_phase == self.phase
+        return self.phase is not None and self.ended

@@ -181,7 +181,7 @@ class _SourceScan:
                 error_like = True
         if matched:
             self.open_tracebacks = [(ln, fp) for ln, fp in self.open_tracebacks if line_no - ln > TRACEBACK_REACH]
-        elif error_like and ERROR_LINE.search(text):
+        elif error_like and self.source.kind != "config" and ERROR_LINE.search(text):
             self._unexplained(line_no, text)
 
     def _record(self, sig: Signature, lines: list[str], idx: int, line_no: int, text: str, caps: dict[str, str]) -> None:
@@ -278,6 +278,7 @@ def _merge_detection(total: Detection, part: Detection) -> None:
     if part.phase:
         total.phase = part.phase
         total.last_done_phase = part.last_done_phase
+        total.ended = part.ended
     total.phases_done |= part.phases_done
 
 
@@ -317,7 +318,7 @@ def _finding(cause: Cause, h: CauseHits) -> Finding:
 
 
 def _status(findings: list[Finding], unexplained: list[Unexplained], detection: Detection) -> str:
-    if any(f.severity == "error" for f in findings):
+    if any(f.severity == "error" for top in findings for f in [top, *top.explained]):
         return "failed"
     if detection.completed:
         return "passed"

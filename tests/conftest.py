@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+CORPUS = FIXTURES / "corpus"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own database and no user packs: nothing leaks from the developer's machine."""
+    monkeypatch.setenv("TRIAGE_DB", str(tmp_path_factory.mktemp("db") / "triage.db"))
+    monkeypatch.delenv("TRIAGE_PACKS", raising=False)
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.fixture(scope="session")
+def packs():
+    from triage import load_packs
+
+    return load_packs()
+
+
+@pytest.fixture(scope="session")
+def matcher(packs):
+    from triage import Matcher
+
+    return Matcher(packs)
+
+
+def corpus(rel: str) -> Path:
+    """A real fixture by a unique prefix of its path below fixtures/corpus."""
+    hits = sorted(p for p in CORPUS.glob(rel + "*") if not p.name.endswith(".expected.yaml"))
+    assert len(hits) == 1, f"{rel}: {hits}"
+    return hits[0]
+
+
+os.environ.setdefault("COLUMNS", "120")

@@ -1,0 +1,106 @@
+"""The built-in packs: every signature's examples, the schema rules, and the quality of the knowledge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triage import load_packs
+from triage.literals import gate_literals, required_literal
+from triage.packs import PackSet
+
+from .conftest import CORPUS, FIXTURES
+
+PACKS: PackSet = load_packs()
+SIGNATURES = [(c.id, i, s) for c in PACKS.causes.values() for i, s in enumerate(c.signatures)]
+
+
+@pytest.mark.parametrize(("cause_id", "index", "sig"), SIGNATURES, ids=[f"{c}#{i + 1}" for c, i, _ in SIGNATURES])
+def test_signature_examples_behave(cause_id: str, index: int, sig) -> None:
+    cause = PACKS.causes[cause_id]
+    own = [e for e in cause.examples if sig.match(e) is not None]
+    assert own, f"{cause_id}#{index + 1} matches none of its cause's examples"
+    for example in own:
+        hay = example.casefold() if sig.ignore_case else example
+        lit = sig.literal.casefold() if sig.ignore_case else sig.literal
+        assert lit in hay, "the gate literal must be in every line the regex matches"
+
+
+def test_enough_knowledge() -> None:
+    assert len(PACKS.causes) >= 100
+    for tool in ("dfc", "hls", "vivado", "hls4ml"):
+        assert sum(c.id.startswith(tool + "/") for c in PACKS.causes.values()) >= 15, tool
+
+
+def _real_text() -> str:
+    parts = []
+    for p in list(CORPUS.rglob("*")) + list((FIXTURES / "notes").glob("*-verbatim.txt")):
+        if p.is_file() and not p.name.endswith(".expected.yaml"):
+            parts.append(p.read_bytes().decode("utf-8", "replace").replace("\r\n", "\n"))
+    return "\n".join(parts)
+
+
+def test_at_least_100_causes_carry_a_verbatim_real_example() -> None:
+    real = _real_text()
+    with_real = [c.id for c in PACKS.causes.values() if any(e.strip() and e.strip() in real for e in c.examples)]
+    assert len(with_real) >= 100
+
+
+def test_every_cause_is_actionable_and_sourced() -> None:
+    for c in PACKS.causes.values():
+        if c.severity != "info":  # an info cause may rightly say there is nothing to do
+            assert len(c.workaround) >= 40, f"{c.id}: a workaround must say what to do"
+        assert len(c.cause) >= 40, f"{c.id}: a cause must say why"
+        assert c.title.strip() and len(c.title) <= 120, c.id
+
+
+def test_every_error_cause_has_a_reference_or_is_generic() -> None:
+    generic = {c for cause in PACKS.causes.values() for c in cause.explains}
+    missing = [c.id for c in PACKS.causes.values()
+               if c.severity == "error" and not c.references and c.id not in generic]
+    assert len(missing) <= len(PACKS.causes) // 4, missing
+
+
+def test_explains_graph_has_no_self_reference() -> None:
+    for c in PACKS.causes.values():
+        assert c.id not in c.explains
+
+
+def test_seed_cause_is_version_aware() -> None:
+    c = PACKS.causes["dfc/perf-flow-manual-resources"]
+    assert c.applies_to("3.29.0") and c.applies_to("3.33.0") and not c.applies_to("3.28.0")
+    assert c.applies_to(None)
+    assert "resources_param" in c.workaround and "compiler_optimization_level=1" in c.workaround
+
+
+@pytest.mark.parametrize(("pattern", "literal"), [
+    (r"Performance Flow requires automatic", "Performance Flow requires automatic"),
+    (r"\[XFORM 203-504\] Stop unrolling loop '(?P<loop>[^']+)'", "[XFORM 203-504] Stop unrolling loop '"),
+    (r"Bonded IOB\s*\|\s*(?P<used>\d+)", "Bonded IOB"),
+    (r"(?:foo|bar)bazz", "bazz"),
+    (r"\*{5} DONE", "***** DONE"),
+    (r"ab+cde", "bcde"),
+])
+def test_required_literal(pattern: str, literal: str) -> None:
+    assert required_literal(pattern) == literal
+
+
+def test_gate_literals_split_top_level_alternation() -> None:
+    assert gate_literals(r"Killed|Segmentation fault") == ["Killed", "Segmentation fault"]
+    assert gate_literals(r"ab|Killed") is None
+
+
+def test_user_pack_loads_through_the_same_loader(tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text(
+        "pack: mine\ntool: vivado\ncauses:\n"
+        "  - id: mine/license\n    title: License server down\n    severity: error\n"
+        "    cause: The floating license server did not answer within the timeout of the tool.\n"
+        "    workaround: Set XILINXD_LICENSE_FILE to the backup server, port@host, and retry the run.\n"
+        "    signatures:\n      - regex: 'license server (?P<host>\\S+) down'\n"
+        "        match: [{text: 'ERROR: license server lic01 down', captures: {host: lic01}}]\n"
+        "        no_match: ['INFO: license server lic01 up']\n"
+    )
+    packs = load_packs(extra=[tmp_path])
+    assert "mine/license" in packs.causes and len(packs.causes) == len(PACKS.causes) + 1
+    assert packs.digest != PACKS.digest

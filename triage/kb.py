@@ -1,0 +1,83 @@
+"""Knowledge-base lookups without a log: explain a pasted line, list and show causes, generate the index."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from .fingerprint import normalise
+from .model import SEVERITY_RANK, ScanResult
+from .packs import Cause, PackSet
+from .scan import Matcher, scan_text
+
+
+@dataclass
+class Explanation:
+    text: str
+    result: ScanResult
+    closest: list[tuple[Cause, float]]
+
+    def to_dict(self) -> dict[str, Any]:
+        from .formats import finding_dict
+
+        return {
+            "text": self.text,
+            "findings": [finding_dict(f) for f in self.result.findings],
+            "closest": [dict(c.to_dict(), similarity=round(score, 3)) for c, score in self.closest],
+        }
+
+
+def explain(text: str, packs: PackSet, matcher: Matcher | None = None, closest: int = 3) -> Explanation:
+    """Run the matcher on pasted text; when nothing matches, rank the causes whose examples look closest."""
+    result = scan_text(text, packs, matcher)
+    near: list[tuple[Cause, float]] = []
+    if not result.findings:
+        near = closest_causes(text, packs, closest)
+    return Explanation(text, result, near)
+
+
+def closest_causes(text: str, packs: PackSet, limit: int = 3) -> list[tuple[Cause, float]]:
+    """Similarity of the masked text to each cause's masked examples (numbers, paths, names ignored)."""
+    wanted = normalise(text)[:500]
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(wanted)
+    scored = []
+    for cause in packs.causes.values():
+        best = 0.0
+        for example in cause.examples:
+            matcher.set_seq1(normalise(example)[:500])
+            if matcher.real_quick_ratio() <= best or matcher.quick_ratio() <= best:
+                continue
+            best = max(best, matcher.ratio())
+        scored.append((cause, best))
+    scored.sort(key=lambda cs: (-cs[1], cs[0].id))
+    return [cs for cs in scored[:limit] if cs[1] > 0.2]
+
+
+def list_causes(packs: PackSet, tool: str | None = None) -> list[Cause]:
+    causes = [c for c in packs.causes.values() if tool is None or c.tool == tool or c.id.startswith(f"{tool}/")]
+    return sorted(causes, key=lambda c: (c.tool, SEVERITY_RANK[c.severity], c.id))
+
+
+def causes_index_markdown(packs: PackSet) -> str:
+    """The generated index of every known cause (docs/causes.md), kept in sync by a test."""
+    lines = [
+        "# Known causes",
+        "",
+        "Generated from the packs in `patterns/` by `triage kb index`; do not edit by hand.",
+        "",
+        f"{len(packs.causes)} causes.",
+        "",
+        "| id | severity | title | tool | versions |",
+        "|---|---|---|---|---|",
+    ]
+    for c in list_causes(packs):
+        cells = [f"`{c.id}`", c.severity, c.title, c.tool, c.versions or ""]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def closest_ids(packs: PackSet, wanted: str) -> str:
+    near = difflib.get_close_matches(wanted, list(packs.causes), n=3, cutoff=0.5)
+    return f"did you mean {', '.join(near)}?" if near else "`triage packs list` shows every id"
