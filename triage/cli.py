@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -13,10 +14,8 @@ from rich.console import Console
 from . import __version__
 from .console import print_result
 from .errors import TriageError
-from .formats import to_json
 from .model import SEVERITY_RANK
 from .packs import load_packs
-from .scan import scan_paths
 
 app = typer.Typer(
     help="Recognise known failures in Hailo DFC, Vivado/Vitis HLS, Vivado and hls4ml compile logs.",
@@ -28,6 +27,10 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 class Format(str, Enum):
     text = "text"
     json = "json"
+    jsonl = "jsonl"
+    junit = "junit"
+    sarif = "sarif"
+    github = "github"
 
 
 class FailOn(str, Enum):
@@ -58,25 +61,110 @@ def exit_code(result, fail_on: FailOn) -> int:  # type: ignore[no-untyped-def]
 def scan(
     paths: Annotated[Optional[list[str]], typer.Argument(help="Files, .gz files and folders; '-' reads stdin.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the output to this file.")] = None,
     fail_on: Annotated[FailOn, typer.Option(help="Exit 1 when a finding is at or above this severity.")] = FailOn.error,
     packs: PacksOpt = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Processes for several inputs (0: one per core).")] = 0,
+    tee: Annotated[bool, typer.Option("--tee", help="Copy the input to stdout unchanged; findings to stderr as found.")] = False,
+    html: Annotated[Optional[Path], typer.Option("--html", help="Also write a per-run HTML report here.")] = None,
+    db: Annotated[Optional[Path], typer.Option("--db", help="Run database (default: TRIAGE_DB or the user data dir).")] = None,
+    no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the run.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Record the run even if identical inputs were stored.")] = False,
+    keep_log: Annotated[bool, typer.Option("--keep-log/--no-keep-log", help="Keep the scanned text (compressed) in the store.")] = True,
+    label: Annotated[Optional[str], typer.Option(help="Dimension: a label for this build (e.g. the job name).")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Dimension: the model being compiled.")] = None,
+    branch: Annotated[Optional[str], typer.Option(help="Dimension: branch (default from CI variables).")] = None,
+    commit: Annotated[Optional[str], typer.Option(help="Dimension: commit (default from CI variables).")] = None,
+    device: Annotated[Optional[str], typer.Option(help="Dimension: target device or part.")] = None,
 ) -> None:
     """Scan compile logs, reports and configs as one run and explain what went wrong."""
+    from .pipeline import StoreOptions, run_scan
+
     if not paths:
-        if sys.stdin.isatty():
+        if sys.stdin is None or sys.stdin.isatty():
             err.print("usage: triage scan [OPTIONS] PATH... (or pipe a log into `triage scan -`)", markup=False)
             raise typer.Exit(2)
         paths = ["-"]
     pack_set = load_packs(packs or [])
-    import os
+    store = None
+    if not no_store:
+        from .store import dimensions
 
-    result = scan_paths(paths, pack_set, warn=_warn, jobs=jobs or (os.cpu_count() or 1))
-    if fmt is Format.json:
-        sys.stdout.write(to_json(result) + "\n")
-    else:
-        print_result(Console(highlight=False, soft_wrap=False), result)
-    raise typer.Exit(exit_code(result, fail_on))
+        store = StoreOptions(db=db, force=force, keep_log=keep_log,
+                             dimensions=dimensions(label=label, model=model, branch=branch, commit=commit, device=device))
+    streams = _Streams(fmt, output, tee, pack_set)
+    outcome = run_scan(paths, pack_set, warn=_warn, jobs=jobs or (os.cpu_count() or 1), store=store,
+                       on_finding=streams.on_finding, sinks=streams.sinks(), prepare=streams.prepare)
+    streams.finish(outcome)
+    if html is not None:
+        from .report import build_result_context, render_run
+        from .formats import result_dict
+
+        html.write_text(render_run(build_result_context(result_dict(outcome.result))), encoding="utf-8")
+        err.print(f"report: {html}", markup=False)
+    raise typer.Exit(exit_code(outcome.result, fail_on))
+
+
+class _Streams:
+    """Where the output goes: the chosen format at the end, or streamed (jsonl, --tee) while scanning."""
+
+    def __init__(self, fmt: Format, output: Optional[Path], tee: bool, pack_set) -> None:  # type: ignore[no-untyped-def]
+        self.fmt, self.output, self.tee, self.packs = fmt, output, tee, pack_set
+        self.handle = None
+        self.streamer = None
+        self.teer = None
+        self.progress = None
+        if fmt is Format.jsonl:
+            from .outputs import JsonlStream
+
+            self.handle = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
+            self.streamer = JsonlStream(self.handle)
+        if tee:
+            from .outputs import TeeWriter
+
+            self.teer = TeeWriter(sys.stdout.buffer, sys.stderr)
+
+    def sinks(self) -> list:  # type: ignore[type-arg]
+        return [self.teer.sink] if self.teer else []
+
+    def on_finding(self, cause, evidence) -> None:  # type: ignore[no-untyped-def]
+        if self.teer:
+            self.teer.on_finding(cause, evidence)
+        if self.streamer:
+            self.streamer.on_finding(cause, evidence)
+
+    def prepare(self, sources) -> list:  # type: ignore[no-untyped-def,type-arg]
+        from .outputs import progress_for
+
+        self.progress = progress_for(sources, stderr_is_tty=sys.stderr.isatty(), tee=self.tee)
+        self.progress.__enter__()
+        return [self.progress.sink]
+
+    def finish(self, outcome) -> None:  # type: ignore[no-untyped-def]
+        if self.progress is not None:
+            self.progress.__exit__(None, None, None)
+        result = outcome.result
+        if self.streamer is not None:
+            if self.handle is not sys.stdout:
+                self.handle.close()
+            return
+        if self.fmt is Format.text:
+            console = Console(stderr=self.tee, highlight=False, soft_wrap=False,
+                              file=open(self.output, "w", encoding="utf-8") if self.output else None)  # noqa: SIM115
+            print_result(console, result)
+            if outcome.run_id is not None and not self.tee:
+                console.print(f"run {outcome.run_id} {'(already stored)' if outcome.duplicate else 'stored'}",
+                              style="dim", markup=False)
+            return
+        from .outputs import render
+
+        text = render(result, self.fmt.value, self.packs)
+        if self.output:
+            self.output.write_text(text, encoding="utf-8")
+        elif self.tee:
+            sys.stderr.write(text)
+        else:
+            sys.stdout.write(text)
 
 
 packs_app = typer.Typer(help="Check and list pattern packs.", no_args_is_help=True)

@@ -23,6 +23,7 @@ class Rule:
     phase: str | None = None
     done: bool = False
     banner: bool = False  # a banner names the run's main tool (the first banner wins)
+    exit: bool = False  # the tool exited normally: the run ended (errors, if any, are findings of their own)
 
 
 RULES: tuple[Rule, ...] = (
@@ -66,6 +67,7 @@ RULES: tuple[Rule, ...] = (
     Rule(r"\[HLS 200-111\] Finished Command csynth_design|\[HLS 200-2161\] Finished Command csynth_design", phase="csynth", done=True),
     Rule(r"\[HLS 200-111\] Finished Command cosim_design", phase="cosim", done=True),
     Rule(r"\[HLS 200-111\] Finished Command export_design", phase="export", done=True),
+    Rule(r"\[Common 17-206\] Exiting Vivado|Exiting vivado_hls at|Exiting vitis_hls at|\[HLS 200-112\] Total (?:CPU|elapsed)", exit=True),
     # Vivado
     Rule(r"\*{6} Vivado v(?P<version>\d{4}\.\d)", tool="vivado", banner=True),
     Rule(r"^# Vivado v(?P<version>\d{4}\.\d)", tool="vivado", banner=True),
@@ -127,6 +129,8 @@ class Detection:
             self.versions.setdefault(rule.tool or "", groups["version"])
         if groups.get("part") and self.part is None:
             self.part = groups["part"]
+        if rule.exit:
+            self.ended = True
         if rule.phase:
             self.phase = rule.phase
             self.ended = rule.done  # a phase that starts after a completion reopens the run

@@ -48,8 +48,11 @@ MARKUP_RE = std_re.compile(
 PACK_KEYS = {"pack", "tool", "description", "causes"}
 CAUSE_KEYS = {
     "id", "title", "severity", "tool", "phase", "versions", "status", "cause", "workaround",
-    "references", "explains", "signatures", "when",
+    "references", "explains", "signatures", "when", "detector", "needs",
 }
+# Causes found by code rather than by a line: their text is data, their detection is not.
+DETECTORS = ("config", "absence")
+WHEN_KEYS = {"present", "absent"}
 CAUSE_REQUIRED = ("id", "title", "severity", "cause", "workaround", "signatures")
 SIGNATURE_KEYS = {"regex", "literal", "ignore_case", "match", "no_match", "where"}
 VERSION_KEYS = {"affected", "note"}
@@ -128,6 +131,8 @@ class Cause:
     versions_note: str | None = None
     status: str = "stable"
     when: dict[str, Any] = field(default_factory=dict)
+    detector: str | None = None
+    needs: str | None = None  # what else to scan to pinpoint the cause (e.g. the model script)
     pack: str = ""
     source: str = ""
 
@@ -151,7 +156,7 @@ class Cause:
             "phase": self.phase, "versions": self.versions, "status": self.status, "cause": self.cause,
             "workaround": self.workaround, "references": self.references, "explains": self.explains,
             "signatures": [s.pattern for s in self.signatures], "examples": self.examples,
-            "pack": self.pack, "source": self.source,
+            "detector": self.detector, "needs": self.needs, "pack": self.pack, "source": self.source,
         }
 
 
@@ -399,21 +404,32 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
     explains = raw.get("explains") or []
     if not isinstance(explains, list) or any(not isinstance(e, str) for e in explains):
         chk.fail("explains must be a list of cause ids", line, cause_id)
-    sigs_raw = raw.get("signatures")
-    if not isinstance(sigs_raw, list) or not sigs_raw:
-        chk.fail("a cause needs at least one signature", line, cause_id)
+    detector = raw.get("detector")
+    if detector is not None and detector not in DETECTORS:
+        chk.fail(f"unknown detector {detector!r}", line, cause_id, hint=f"one of {', '.join(DETECTORS)}")
+    sigs_raw = raw.get("signatures") or []
+    if not isinstance(sigs_raw, list) or (not sigs_raw and detector is None):
+        chk.fail("a cause needs at least one signature", line, cause_id,
+                 hint="or `detector: config|absence` for a cause found by triage's own checks")
+    when = raw.get("when") or {}
+    if not isinstance(when, dict):
+        chk.fail("'when' must be a mapping", line, cause_id)
+    chk.keys(when, WHEN_KEYS, "when", cause_id)
+    for key in WHEN_KEYS & set(when):
+        if not isinstance(when[key], list) or any(not isinstance(v, str) for v in when[key]):
+            chk.fail(f"when.{key} must be a list of cause ids", line, cause_id)
     title = chk.text(raw, "title", cause_id)
     cause_text = chk.text(raw, "cause", cause_id)
     workaround = chk.text(raw, "workaround", cause_id)
     affected, note = _versions(chk, raw.get("versions"), cause_id, line)
     signatures = [_compile_signature(chk, s, cause_id, i, line) for i, s in enumerate(sigs_raw)]
     examples = [e["text"] if isinstance(e, dict) else e for s in sigs_raw for e in s.get("match", [])]
-    when = raw.get("when") or {}
+    needs = chk.text(raw, "needs", cause_id, required=False)
     return Cause(
         id=cause_id, title=title or "", severity=severity, tool=tool, phase=phase, cause=cause_text or "",
         workaround=workaround or "", references=list(refs), explains=list(explains), signatures=signatures,
         examples=[str(e) for e in examples], affected=affected, versions_note=note, status=status,
-        when={k: v for k, v in when.items() if k != "__line__"} if isinstance(when, dict) else {},
+        when={k: v for k, v in when.items() if k != "__line__"}, detector=detector, needs=needs,
         pack=str(pack.get("pack", "")), source=f"{chk.path.name}:{line}",
     )
 
@@ -476,7 +492,7 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True) -> PackSe
                                 hint=f"first defined at {causes[cause.id].source}; ids are unique and never reused")
             causes[cause.id] = cause
     for cause in causes.values():
-        for target in cause.explains:
+        for target in cause.explains + cause.when.get("present", []) + cause.when.get("absent", []):
             if target not in causes:
                 raise PackError(f"{cause.id}: explains unknown id {target}", where=cause.source,
                                 hint="name a cause that exists in the loaded packs")

@@ -250,7 +250,8 @@ def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
             elif len(unexplained) < MAX_UNEXPLAINED:
                 unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint)
         warnings.extend(r.warnings)
-    findings = _findings(packs, hits, detection)
+    has_log = any(r.info.kind == "log" and r.info.lines for r in results)
+    findings = _findings(packs, hits, detection, has_log, bool(unexplained))
     run = RunInfo(
         tool=detection.tool, tool_version=detection.version, phase=detection.phase, part=detection.part,
         inputs=[r.info for r in results],
@@ -282,15 +283,19 @@ def _merge_detection(total: Detection, part: Detection) -> None:
     total.phases_done |= part.phases_done
 
 
-def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection) -> list[Finding]:
+def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
+              has_log: bool, unexplained: bool) -> list[Finding]:
     found: dict[str, Finding] = {}
     first: dict[str, tuple[int, int]] = {}
     for cid, h in hits.items():
         cause = packs.causes[cid]
         if not cause.applies_to(detection.versions.get(cause.tool)):
             continue
-        found[cid] = _finding(cause, h)
+        found[cid] = _finding(cause, h, {})
         first[cid] = h.first
+    for cid in [c for c in found if not _when_holds(packs.causes[c], found)]:
+        del found[cid]
+    _absence(packs, found, first, detection, has_log, unexplained)
     # Root cause first: a finding explained by another found one is listed under it.
     roots: dict[str, str] = {}
     for cid in sorted(found, key=lambda c: first[c]):
@@ -309,11 +314,41 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection) 
     return top
 
 
-def _finding(cause: Cause, h: CauseHits) -> Finding:
+def _when_holds(cause: Cause, found: dict[str, Finding]) -> bool:
+    present = cause.when.get("present", [])
+    absent = cause.when.get("absent", [])
+    return all(p in found for p in present) and not any(a in found for a in absent)
+
+
+def _absence(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[int, int]], detection: Detection,
+             has_log: bool, unexplained: bool) -> None:
+    """A log that reached a phase but not its end, with nothing else to say why, is reported as such."""
+    cause = packs.causes.get("triage/log-incomplete")
+    if cause is None or not has_log or detection.phase is None or detection.ended or unexplained:
+        return
+    if any(f.severity == "error" for f in found.values()):
+        return
+    values = {"phase": detection.phase, "tool": detection.tool}
+    found[cause.id] = _finding(cause, CauseHits(count=1), values)
+    first[cause.id] = (1 << 30, 0)
+
+
+PLACEHOLDER = regex.compile(r"\{\{\s*(?P<name>\w+)\s*\}\}")
+
+
+def interpolate(text: str, values: dict[str, str]) -> str:
+    """Fill `{{name}}` from captures and facts; an unknown name reads as `<name>`."""
+    return PLACEHOLDER.sub(lambda m: str(values.get(m.group("name"), f"<{m.group('name')}>")), text)
+
+
+def _finding(cause: Cause, h: CauseHits, values: dict[str, str]) -> Finding:
+    if h.evidence:
+        values = {**h.evidence[0].captures, **values}
     return Finding(
-        id=cause.id, severity=cause.severity, title=cause.title, cause=cause.cause,
-        workaround=cause.workaround, references=list(cause.references), count=h.count,
-        evidence=list(h.evidence), tool=cause.tool, versions=cause.versions,
+        id=cause.id, severity=cause.severity, title=interpolate(cause.title, values),
+        cause=interpolate(cause.cause, values), workaround=interpolate(cause.workaround, values),
+        references=list(cause.references), count=h.count, evidence=list(h.evidence), tool=cause.tool,
+        versions=cause.versions,
     )
 
 

@@ -1,0 +1,136 @@
+"""The command line: contract, exit codes, one-line errors, help on every command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from triage.cli import app
+
+from .conftest import FIXTURES, ROOT, corpus
+
+runner = CliRunner()
+SEED = FIXTURES / "notes" / "dfc-a1-seed-dfc329.log"
+
+
+def run(*args: str, input: str | bytes | None = None):  # noqa: A002
+    return runner.invoke(app, list(args), input=input, catch_exceptions=False)
+
+
+def test_json_contract_on_piped_stdin() -> None:
+    result = run("scan", "-", "--format", "json", "--no-store", input=SEED.read_bytes())
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert set(doc) >= {"run", "findings", "unexplained"}
+    assert set(doc["run"]) >= {"tool", "tool_version", "inputs", "status"}
+    assert doc["run"]["inputs"] == [{"path": "<stdin>", "kind": "log", "lines": 7, "bytes": 368}]
+    f = doc["findings"][0]
+    assert set(f) >= {"id", "severity", "title", "cause", "workaround", "references", "count", "evidence"}
+    assert f["id"] == "dfc/perf-flow-manual-resources"
+    assert {"path", "line", "text"} <= set(f["evidence"][0])
+
+
+def test_exit_codes_follow_fail_on() -> None:
+    clean = str(corpus("logs/hls/002-"))  # passed, with one warning finding
+    assert run("scan", clean, "--no-store").exit_code == 0
+    assert run("scan", clean, "--no-store", "--fail-on", "warning").exit_code == 1
+    assert run("scan", str(SEED), "--no-store", "--fail-on", "never").exit_code == 0
+
+
+def test_empty_stdin_is_fine() -> None:
+    result = run("scan", "-", "--format", "json", "--no-store", input=b"")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["run"]["inputs"][0]["lines"] == 0
+
+
+def test_missing_path_is_one_line_error_exit_2() -> None:
+    proc = subprocess.run([sys.executable, "-m", "triage", "scan", "no/such/file.log", "--no-store"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: no such file or folder: no/such/file.log")
+    assert "Traceback" not in proc.stderr
+
+
+def test_text_output_shows_cause_workaround_and_unexplained() -> None:
+    result = run("scan", str(SEED), "--no-store")
+    out = result.stdout
+    assert "Performance flow" in out or "Performance Flow" in out
+    assert "workaround:" in out and "dfc/perf-flow-manual-resources" in out
+
+
+def test_text_output_escapes_rich_markup_in_log_text(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_text("ERROR: [bold red]not markup[/bold red] and [link=http://x]y[/link]\n")
+    out = run("scan", str(log), "--no-store").stdout
+    assert "[bold red]not markup[/bold red]" in out
+
+
+def test_explain_and_kb_show_json() -> None:
+    line = "[error] BackendAllocatorException: Compilation failed: Performance Flow requires automatic resource utilization"
+    doc = json.loads(run("explain", line, "--json").stdout)
+    assert doc["findings"][0]["id"] == "dfc/perf-flow-manual-resources"
+    near = json.loads(run("explain", "ERROR: [XFORM 203-504] Stop unroling loop", "--json").stdout)
+    assert near["findings"] == [] and near["closest"][0]["id"] == "hls/xform-203-504-stop-unrolling"
+    entry = json.loads(run("kb", "show", "dfc/perf-flow-manual-resources", "--json").stdout)
+    assert entry["severity"] == "error" and entry["references"] and entry["examples"]
+
+
+def test_kb_show_unknown_id_suggests() -> None:
+    proc = subprocess.run([sys.executable, "-m", "triage", "kb", "show", "dfc/perf-flow-manual-resource"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and "did you mean dfc/perf-flow-manual-resources" in proc.stderr
+
+
+def test_packs_list_filters_by_tool() -> None:
+    doc = json.loads(run("packs", "list", "--tool", "dfc", "--json").stdout)
+    assert doc and all(c["tool"] == "dfc" or c["id"].startswith("dfc/") for c in doc)
+
+
+def test_packs_test_is_green() -> None:
+    result = run("packs", "test")
+    assert result.exit_code == 0, result.stdout[-3000:]
+    assert "goldens match; 0 fixtures without a golden" in result.stdout
+
+
+def test_every_command_has_help() -> None:
+    import click
+    from typer.main import get_command
+
+    root = get_command(app)
+    todo = [((), root)]
+    seen = 0
+    while todo:
+        path, cmd = todo.pop()
+        result = run(*path, "--help")
+        assert result.exit_code == 0, path
+        assert "Usage" in result.stdout
+        seen += 1
+        if isinstance(cmd, click.Group):
+            todo.extend(((*path, name), sub) for name, sub in cmd.commands.items())
+    assert seen >= 8
+
+
+def test_python_dash_m_works() -> None:
+    proc = subprocess.run([sys.executable, "-m", "triage", "--version"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0 and proc.stdout.startswith("triage ")
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_user_packs_option_adds_causes(tmp_path: Path, fmt: str) -> None:
+    (tmp_path / "p.yaml").write_text(
+        "pack: site\ntool: vivado\ncauses:\n"
+        "  - id: site/frobnicator\n    title: Frobnicator exploded\n    severity: warning\n"
+        "    cause: The site-local frobnicator step runs out of scratch space on shared build hosts.\n"
+        "    workaround: Clean /scratch on the build host or set FROB_TMP to a larger disk before the run.\n"
+        "    signatures:\n      - regex: 'frobnicator exploded'\n        match: ['ERROR: frobnicator exploded']\n"
+    )
+    log = tmp_path / "a.log"
+    log.write_text("ERROR: frobnicator exploded\n")
+    result = run("scan", str(log), "--packs", str(tmp_path), "--format", fmt, "--no-store")
+    assert "site/frobnicator" in result.stdout
+    assert result.exit_code == 0  # a warning does not fail at the default --fail-on error

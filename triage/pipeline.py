@@ -1,0 +1,89 @@
+"""One scan as the CLI runs it: inputs -> scan -> (optionally) the store, with the byte sinks wired in.
+
+Kept out of the CLI so that the library offers the same behaviour (`run_scan`) to other callers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .model import ScanResult
+from .packs import PackSet
+from .scan import OnFinding, RawSink, Warn, scan_sources
+from .sources import Source, discover
+
+
+@dataclass
+class StoreOptions:
+    db: str | Path | None = None  # None: the default database (TRIAGE_DB or the user data directory)
+    force: bool = False
+    keep_log: bool = True
+    dimensions: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ScanOutcome:
+    result: ScanResult
+    sources: list[Source]
+    run_id: int | None = None
+    duplicate: bool = False
+    duration_s: float = 0.0
+
+
+def chain(*sinks: RawSink | None) -> RawSink | None:
+    live = [s for s in sinks if s is not None]
+    if not live:
+        return None
+    if len(live) == 1:
+        return live[0]
+
+    def both(source: Source, data: bytes) -> None:
+        for sink in live:
+            sink(source, data)
+
+    return both
+
+
+def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, jobs: int = 1,
+             store: StoreOptions | None = None, on_finding: OnFinding | None = None,
+             sinks: Sequence[RawSink] = (), prepare: Callable[[list[Source]], Sequence[RawSink]] | None = None) -> ScanOutcome:
+    """Discover, scan and (when `store` is given) record the run in one transaction.
+
+    `prepare` receives the discovered sources before any byte is read (e.g. to size a progress bar) and
+    may return more sinks.
+    """
+    started = time.perf_counter()
+    warnings: list[str] = []
+
+    def collect(message: str) -> None:
+        warnings.append(message)
+        if warn:
+            warn(message)
+
+    sources = discover(list(paths), collect)
+    all_sinks = list(sinks) + list(prepare(sources) if prepare else [])
+    keeper = None
+    if store is not None:
+        from .store import LogKeeper
+
+        keeper = LogKeeper() if store.keep_log else LogKeeper(cap_bytes=0)
+        all_sinks.append(keeper.sink)
+    result = scan_sources(packs, sources, warn=collect, on_finding=on_finding, raw_sink=chain(*all_sinks),
+                          jobs=jobs)
+    result.warnings = warnings
+    outcome = ScanOutcome(result, sources, duration_s=time.perf_counter() - started)
+    if store is not None and keeper is not None:
+        from .store import open_store
+
+        db = open_store(store.db if store.db is not None else None, default=store.db is None)
+        try:
+            recorded = db.record_run(result, packs=packs, dimensions=store.dimensions, duration_s=outcome.duration_s,
+                                     logs=keeper, force=store.force)
+        finally:
+            db.close()
+        outcome.run_id, outcome.duplicate = recorded.run_id, recorded.duplicate
+    return outcome

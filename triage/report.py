@@ -1,0 +1,694 @@
+"""HTML reports: one run for the engineer, the nightly page for the team.
+
+Context builders read the store (or a `scan --format json` document) and return plain dicts; the Jinja2
+templates in `triage/templates/` only lay them out. Rendering is deterministic: the generation time and the
+version are part of the context, never read inside a template. Every template is autoescaped, so log text,
+labels, file names and pack prose can never become markup.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from . import __version__
+from .errors import StoreError, TriageError
+from .model import SEVERITY_RANK
+
+DIMENSIONS = ("label", "model", "branch", "commit", "host", "device")
+STATUS_ORDER = {"failed": 0, "unknown": 1, "passed": 2}
+CLASSIFYING_SEVERITIES = ("error", "warning")  # an info cause does not explain a failure
+QOR_MIN_DELTA = 5.0  # percentage points: smaller utilization moves are noise, not a change
+TIMING_RESOURCES = ("wns", "tns", "whs", "ths", "slack")
+NIGHTLY_RE = re.compile(r"^nightly-(\d{4}-\d{2}-\d{2})\.html$")
+
+_env: Environment | None = None
+
+
+def environment() -> Environment:
+    """The one Jinja2 environment: templates from the package, autoescape on, undefined names are errors."""
+    global _env
+    if _env is None:
+        _env = Environment(
+            loader=PackageLoader("triage", "templates"),
+            autoescape=select_autoescape(["html", "svg"], default=True, default_for_string=True),
+            undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        )
+    return _env
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Small helpers
+
+
+def _db(store: Any) -> Any:
+    """A `Store` carries its sqlite_utils.Database as `.db`; a bare Database is accepted too."""
+    return getattr(store, "db", store)
+
+
+def _now(now: datetime | None) -> datetime:
+    now = now or datetime.now(UTC)
+    return now if now.tzinfo else now.replace(tzinfo=UTC)
+
+
+def _iso(moment: datetime) -> str:
+    """Seconds-precision UTC, the prefix every stored `created` value shares (so string order is time order)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(str(value).replace(" ", "T"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _show_time(value: Any) -> str:
+    moment = _parse_time(value)
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else (str(value) if value else "")
+
+
+def _json_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    try:
+        loaded = json.loads(value)
+    except (TypeError, ValueError):
+        return [str(value)]
+    return loaded if isinstance(loaded, list) else [loaded]
+
+
+def _number(value: Any) -> float | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(str(value).strip().rstrip("%").replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _fmt_number(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+def _fmt_bytes(n: Any) -> str:
+    size = _number(n) or 0.0
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return ""  # pragma: no cover
+
+
+def _href(url: Any) -> str | None:
+    """Only plain http(s) URLs become links; anything else is shown as text."""
+    text = str(url or "")
+    return text if re.match(r"^https?://[^\s\"'<>]+$", text) else None
+
+
+def _sev_rank(severity: Any) -> int:
+    return SEVERITY_RANK.get(str(severity), len(SEVERITY_RANK))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Per-run report
+
+
+def _evidence(ev: Mapping[str, Any]) -> dict[str, Any]:
+    line = int(ev.get("line") or 0)
+    before = [str(t) for t in _json_list(ev.get("before"))]
+    after = [str(t) for t in _json_list(ev.get("after"))]
+    return {
+        "path": str(ev.get("path") or ""), "line": line,
+        "rows": (
+            [{"no": line - len(before) + i if line else None, "text": t, "hit": False} for i, t in enumerate(before)]
+            + [{"no": line or None, "text": str(ev.get("text") or ""), "hit": True}]
+            + [{"no": line + 1 + i if line else None, "text": t, "hit": False} for i, t in enumerate(after)]
+        ),
+    }
+
+
+def _finding(f: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": str(f.get("id") or ""), "anchor": "f-" + _slug(str(f.get("id") or "")),
+        "severity": str(f.get("severity") or "info"), "title": str(f.get("title") or f.get("id") or ""),
+        "cause": str(f.get("cause") or ""), "workaround": str(f.get("workaround") or ""),
+        "references": [{"text": str(r), "href": _href(r)} for r in f.get("references") or []],
+        "count": int(f.get("count") or 0), "tool": str(f.get("tool") or ""), "versions": f.get("versions") or "",
+        "evidence": [_evidence(e) for e in f.get("evidence") or []],
+        "explains": [_finding(e) for e in f.get("explains") or []],
+    }
+
+
+def _metric(m: Mapping[str, Any]) -> dict[str, Any]:
+    used, available = _number(m.get("used")), _number(m.get("available"))
+    percent = _number(m.get("percent"))
+    if percent is None and used is not None and available:
+        percent = used / available * 100.0
+    return {
+        "resource": str(m.get("resource") or ""), "scope": str(m.get("scope") or ""),
+        "kind": str(m.get("kind") or ""), "path": str(m.get("path") or ""),
+        "used": used, "available": available, "percent": percent,
+        "used_text": _fmt_number(used), "available_text": _fmt_number(available),
+        "percent_text": "" if percent is None else f"{percent:.1f} %",
+    }
+
+
+def _metrics_context(metrics: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Utilization rows get bars on a common scale (at least 0-100 %, wider when something is over)."""
+    rows = [_metric(m) for m in metrics]
+    bars = [r for r in rows if r["percent"] is not None]
+    other = [r for r in rows if r["percent"] is None]
+    scale = max([100.0] + [min(r["percent"], 400.0) for r in bars])
+    width = 300.0
+    for r in bars:
+        r["bar"] = round(min(r["percent"], scale) / scale * width, 1)
+        r["over"] = r["percent"] > 100.0
+        r["level"] = "over" if r["over"] else ("high" if r["percent"] >= 80.0 else "ok")
+    for r in other:
+        r["negative"] = r["used"] is not None and r["used"] < 0
+    return {"bars": bars, "other": other, "width": width, "mark": round(100.0 / scale * width, 1),
+            "scale_text": f"{scale:.0f} %"}
+
+
+def _summary(findings: list[dict[str, Any]], unexplained: list[Any]) -> dict[str, int]:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    stack = list(findings)
+    while stack:
+        f = stack.pop()
+        counts[f["severity"]] = counts.get(f["severity"], 0) + 1
+        stack.extend(f["explains"])
+    return {**counts, "unexplained": len(unexplained)}
+
+
+def _base(now: datetime | None, version: str | None) -> dict[str, Any]:
+    moment = _now(now)
+    return {"generated": moment.strftime("%Y-%m-%d %H:%M UTC"), "generated_iso": _iso(moment) + "Z",
+            "version": version or __version__}
+
+
+def build_result_context(result: Mapping[str, Any], *, dimensions: Mapping[str, Any] | None = None,
+                         run_id: int | None = None, created: str | None = None, duration_s: float | None = None,
+                         now: datetime | None = None, version: str | None = None) -> dict[str, Any]:
+    """Context of the per-run page from a `scan --format json` document (no database needed)."""
+    run = dict(result.get("run") or {})
+    dims = dict(dimensions or result.get("dimensions") or {})
+    findings = [_finding(f) for f in result.get("findings") or []]
+    unexplained = [{"path": str(u.get("path") or ""), "line": u.get("line"), "text": str(u.get("text") or ""),
+                    "count": int(u.get("count") or 1), "fingerprint": str(u.get("fingerprint") or "")}
+                   for u in result.get("unexplained") or []]
+    inputs = [{"path": str(i.get("path") or ""), "kind": str(i.get("kind") or ""), "lines": i.get("lines") or 0,
+               "size": _fmt_bytes(i.get("bytes"))} for i in run.get("inputs") or []]
+    title_bits = [b for b in (dims.get("label"), run.get("tool"), run.get("status")) if b]
+    return {
+        **_base(now, version),
+        "title": "triage: " + " / ".join(str(b) for b in title_bits) if title_bits else "triage run",
+        "run": {
+            "id": run_id, "created": _show_time(created) if created else "",
+            "tool": run.get("tool") or "unknown", "tool_version": run.get("tool_version") or "",
+            "phase": run.get("phase") or "", "part": run.get("part") or dims.get("device") or "",
+            "status": run.get("status") or "unknown",
+            "duration": "" if duration_s is None else f"{float(duration_s):.1f} s",
+            "inputs": inputs,
+            "dimensions": [{"name": k, "value": str(dims[k])} for k in DIMENSIONS if dims.get(k)]
+                          + [{"name": k, "value": str(v)} for k, v in sorted(dims.items()) if k not in DIMENSIONS and v],
+        },
+        "summary": _summary(findings, unexplained),
+        "findings": findings,
+        "metrics": _metrics_context(result.get("metrics") or []),
+        "unexplained": unexplained,
+        "warnings": [str(w) for w in result.get("warnings") or []],
+    }
+
+
+def _findings_from_tables(db: Any, run_id: int) -> list[dict[str, Any]]:
+    """Rebuild the nested finding dicts of a stored run from its rows (used when result_json is absent)."""
+    causes: dict[str, dict[str, Any]] = {}
+    if "causes" in db.table_names():
+        ids = [r["cause_id"] for r in db["findings"].rows_where("run_id = ?", [run_id], select="cause_id")]
+        for cid in ids:
+            for row in db["causes"].rows_where("id = ?", [cid]):
+                causes[cid] = row
+    evidence: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for ev in db["evidence"].rows_where("run_id = ?", [run_id], order_by="rowid"):
+        evidence[ev["cause_id"]].append(ev)
+    flat: dict[str, dict[str, Any]] = {}
+    parents: dict[str, str | None] = {}
+    for row in db["findings"].rows_where("run_id = ?", [run_id], order_by="rowid"):
+        cause = causes.get(row["cause_id"], {})
+        flat[row["cause_id"]] = {
+            "id": row["cause_id"], "severity": row.get("severity") or cause.get("severity"),
+            "title": row.get("title") or cause.get("title"), "cause": cause.get("cause", ""),
+            "workaround": cause.get("workaround", ""), "references": _json_list(cause.get("references")),
+            "count": row.get("count"), "tool": cause.get("tool", ""), "versions": cause.get("versions"),
+            "evidence": evidence.get(row["cause_id"], []), "explains": [],
+        }
+        parents[row["cause_id"]] = row.get("parent_cause_id")
+    top: list[dict[str, Any]] = []
+    for cid, f in flat.items():
+        parent = parents.get(cid)
+        (flat[parent]["explains"] if parent in flat else top).append(f)
+    return top
+
+
+def build_run_context(store: Any, run_id: int, *, now: datetime | None = None,
+                      version: str | None = None) -> dict[str, Any]:
+    """Context of the per-run page for a stored run."""
+    db = _db(store)
+    rows = list(db["runs"].rows_where("id = ?", [run_id])) if "runs" in db.table_names() else []
+    if not rows:
+        raise StoreError(f"no run with id {run_id}", hint="`triage runs list` shows the stored runs")
+    row = rows[0]
+    result: dict[str, Any] = {}
+    if row.get("result_json"):
+        try:
+            result = json.loads(row["result_json"])
+        except ValueError:
+            result = {}
+    if not result:
+        result = {
+            "run": {k: row.get(k) for k in ("tool", "tool_version", "phase", "part", "status")},
+            "findings": _findings_from_tables(db, run_id),
+            "unexplained": list(db["unexplained"].rows_where("run_id = ?", [run_id], order_by="rowid")),
+        }
+        result["run"]["inputs"] = list(db["inputs"].rows_where("run_id = ?", [run_id], order_by="rowid",
+                                                               select="path, kind, lines, bytes"))
+    if not result.get("metrics") and "metrics" in db.table_names():
+        result["metrics"] = list(db["metrics"].rows_where("run_id = ?", [run_id], order_by="rowid"))
+    dims = {k: row.get(k) for k in DIMENSIONS if row.get(k)}
+    if not dims.get("device") and row.get("part"):
+        dims["device"] = row["part"]
+    return build_result_context(result, dimensions=dims, run_id=run_id, created=row.get("created"),
+                                duration_s=row.get("duration_s"), now=now, version=version)
+
+
+def render_run(context: Mapping[str, Any]) -> str:
+    return environment().get_template("run.html").render(**context)
+
+
+def write_result_report(result: Any, out: str | Path, *, dimensions: Mapping[str, Any] | None = None,
+                        now: datetime | None = None) -> Path:
+    """`triage scan ... --html FILE`: render a ScanResult (or its JSON dict) without a database."""
+    if not isinstance(result, Mapping):
+        from .formats import result_dict
+
+        result = result_dict(result)
+    return _write(Path(out), render_run(build_result_context(result, dimensions=dimensions, now=now)))
+
+
+def write_run_report(store: Any, run_id: int, out: str | Path, *, now: datetime | None = None) -> Path:
+    return _write(Path(out), render_run(build_run_context(store, run_id, now=now)))
+
+
+def _write(path: Path, text: str) -> Path:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise TriageError(f"cannot write report: {exc.strerror}", where=str(path)) from None
+    return path
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Nightly report
+
+
+def _runs_between(db: Any, start: datetime, end: datetime) -> list[dict[str, Any]]:
+    return list(db.query(
+        "select id, created, tool, tool_version, status, label, model, branch, part, device from runs"
+        " where created >= ? and created < ? order by created, id", [_iso(start), _iso(end)]))
+
+
+def _findings_of(db: Any, run_ids: list[int]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i in range(0, len(run_ids), 500):  # stay under SQLite's bound-parameter limit
+        chunk = run_ids[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        out.extend(db.query(
+            f"select rowid as _order, run_id, cause_id, severity, title, count, parent_cause_id from findings"
+            f" where run_id in ({marks}) order by run_id, rowid", chunk))
+    return out
+
+
+def _sparkline(values: list[int], width: float = 120.0, height: float = 24.0) -> dict[str, Any]:
+    top = max(values) if values and max(values) > 0 else 1
+    step = width / max(len(values) - 1, 1)
+    points = [(round(i * step, 1), round(height - 2 - (v / top) * (height - 4), 1)) for i, v in enumerate(values)]
+    return {
+        "values": values, "max": max(values) if values else 0, "width": width, "height": height,
+        "points": " ".join(f"{x},{y}" for x, y in points),
+        "last": {"x": points[-1][0], "y": points[-1][1]} if points else {"x": 0, "y": 0},
+        "text": " ".join(str(v) for v in values),
+    }
+
+
+def _qor_changes(db: Any, label_runs: dict[str, list[int]]) -> list[dict[str, Any]]:
+    """Quality-of-results changes between the latest two runs of each label that carry metrics."""
+    if "metrics" not in db.table_names():
+        return []
+    out: list[dict[str, Any]] = []
+    for label, run_ids in sorted(label_runs.items()):
+        with_metrics = [rid for rid in run_ids if db["metrics"].count_where("run_id = ?", [rid])]
+        if len(with_metrics) < 2:
+            continue
+        prev_id, last_id = with_metrics[-2], with_metrics[-1]
+
+        def load(rid: int) -> dict[tuple[str, str, str], dict[str, Any]]:
+            rows = db["metrics"].rows_where("run_id = ?", [rid], order_by="rowid")
+            return {(str(m.get("kind") or ""), str(m.get("resource") or ""), str(m.get("scope") or "")): _metric(m)
+                    for m in rows}
+
+        before, after = load(prev_id), load(last_id)
+        changes: list[dict[str, Any]] = []
+        for key in [k for k in after if k in before]:
+            old, new = before[key], after[key]
+            change = _qor_change(old, new)
+            if change:
+                changes.append({"resource": new["resource"], "scope": new["scope"], **change})
+        if changes:
+            changes.sort(key=lambda c: (not c["worse"], c["resource"]))
+            out.append({"label": label, "previous_run": prev_id, "latest_run": last_id, "changes": changes})
+    return out
+
+
+def _qor_change(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
+    if old["percent"] is not None and new["percent"] is not None:
+        a, b = old["percent"], new["percent"]
+        crossed = (a <= 100.0) != (b <= 100.0)
+        if abs(b - a) < QOR_MIN_DELTA and not crossed:
+            return None
+        note = "now over 100 %" if b > 100.0 >= a else ("back under 100 %" if a > 100.0 >= b else "")
+        return {"before": f"{a:.0f} %", "after": f"{b:.0f} %", "worse": b > a, "note": note}
+    a, b = old["used"], new["used"]
+    if a is None or b is None or a == b:
+        return None
+    timing = new["resource"].lower() in TIMING_RESOURCES or new["kind"].lower() == "timing"
+    if timing:
+        if (a < 0) == (b < 0) and abs(b - a) < 0.05:
+            return None
+        note = "turned negative" if a >= 0 > b else ("met again" if a < 0 <= b else "")
+        return {"before": _fmt_number(a), "after": _fmt_number(b), "worse": b < a, "note": note}
+    if a and abs(b - a) / abs(a) * 100.0 < QOR_MIN_DELTA:
+        return None
+    return {"before": _fmt_number(a), "after": _fmt_number(b), "worse": b > a, "note": ""}
+
+
+def build_nightly_context(store: Any, since: datetime, until: datetime, periods: int = 10,
+                          now: datetime | None = None, packs: Any = None,
+                          version: str | None = None) -> dict[str, Any]:
+    """Everything the nightly page shows for runs created in [since, until).
+
+    NEW: a cause whose first stored finding lies in this period. RECURRING: seen in this period and before.
+    RESOLVED: a (cause, label) seen in the previous period of equal length, not in this one, while the label
+    did run in this one. Classification rate: failed runs with at least one error- or warning-severity cause,
+    over all failed runs.
+    """
+    db = _db(store)
+    since, until = _now(since), _now(until)
+    if until <= since:
+        raise TriageError("the report period is empty", hint="--since must lie before the end of the period")
+    length = until - since
+    periods = max(1, periods)
+    window_start = since - length * (periods - 1)
+    prev_start = since - length
+
+    all_runs = _runs_between(db, min(window_start, prev_start), until) if "runs" in db.table_names() else []
+    findings = _findings_of(db, [r["id"] for r in all_runs])
+    run_by_id = {r["id"]: r for r in all_runs}
+    start_of = {r["id"]: _parse_time(r["created"]) or since for r in all_runs}
+
+    def period_of(run_id: int) -> int:
+        """0 = this period, 1 = the one before, ... (negative never: runs end before `until`)."""
+        return int((until - start_of[run_id]) / length - 1e-9) if start_of[run_id] < until else 0
+
+    current = [r for r in all_runs if start_of[r["id"]] >= since]
+    current_ids = {r["id"] for r in current}
+    by_run: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for f in findings:
+        by_run[f["run_id"]].append(f)
+
+    # Runs table ------------------------------------------------------------------------------------------
+    unexplained_n: dict[int, int] = {}
+    if current_ids and "unexplained" in db.table_names():
+        for row in db.query("select run_id, count(*) as n from unexplained group by run_id"):
+            if row["run_id"] in current_ids:
+                unexplained_n[row["run_id"]] = row["n"]
+    runs_ctx = []
+    for r in current:
+        fs = by_run.get(r["id"], [])
+        tops = sorted((f for f in fs if not f.get("parent_cause_id")), key=lambda f: (_sev_rank(f["severity"]), f["_order"]))
+        top = tops[0] if tops else None
+        runs_ctx.append({
+            "id": r["id"], "created": _show_time(r["created"]), "status": r.get("status") or "unknown",
+            "tool": r.get("tool") or "", "tool_version": r.get("tool_version") or "", "label": r.get("label") or "",
+            "top_cause": {"id": top["cause_id"], "title": top.get("title") or top["cause_id"],
+                          "severity": top.get("severity") or "info"} if top else None,
+            "findings": len(fs), "unexplained": unexplained_n.get(r["id"], 0),
+        })
+    runs_ctx.sort(key=lambda r: (r["created"], r["id"]), reverse=True)  # newest first ...
+    runs_ctx.sort(key=lambda r: STATUS_ORDER.get(r["status"], 1))  # ... within failed, unknown, passed
+
+    # Totals and classification rate ----------------------------------------------------------------------
+    failed = [r for r in current if r.get("status") == "failed"]
+    classified = [r for r in failed if any(f.get("severity") in CLASSIFYING_SEVERITIES for f in by_run.get(r["id"], []))]
+    rate = len(classified) / len(failed) if failed else None
+    totals = {
+        "runs": len(current), "failed": len(failed),
+        "passed": sum(1 for r in current if r.get("status") == "passed"),
+        "unknown": sum(1 for r in current if r.get("status") not in ("failed", "passed")),
+        "classified": len(classified), "unclassified": len(failed) - len(classified),
+        "classification_rate": rate, "classification_text": "n/a" if rate is None else f"{rate * 100:.0f} %",
+        "unclassified_runs": [r["id"] for r in failed if r not in classified],
+    }
+
+    # Causes: counts, runs affected, state, trend ---------------------------------------------------------
+    first_seen = {row["cause_id"]: row["first"] for row in db.query(
+        "select findings.cause_id as cause_id, min(runs.created) as first from findings"
+        " join runs on runs.id = findings.run_id group by findings.cause_id")} if findings else {}
+    seen_before = {cid for cid, first in first_seen.items() if first and first < _iso(since)}
+    per_cause: dict[str, dict[str, Any]] = {}
+    trend_runs: dict[str, list[set[int]]] = defaultdict(lambda: [set() for _ in range(periods)])
+    for f in findings:
+        rid = f["run_id"]
+        if start_of[rid] >= window_start:
+            trend_runs[f["cause_id"]][periods - 1 - period_of(rid)].add(rid)
+        if rid not in current_ids:
+            continue
+        entry = per_cause.setdefault(f["cause_id"], {
+            "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
+            "severity": f.get("severity") or "info", "count": 0, "runs": set(), "labels": set(), "explained": 0,
+        })
+        entry["count"] += int(f.get("count") or 0)
+        entry["runs"].add(rid)
+        if f.get("parent_cause_id"):
+            entry["explained"] += 1
+        label = run_by_id[rid].get("label")
+        if label:
+            entry["labels"].add(label)
+    causes_ctx = []
+    for cid, e in per_cause.items():
+        e["state"] = "recurring" if cid in seen_before else "new"
+        e["first_seen"] = _show_time(first_seen.get(cid))
+        e["runs"] = len(e["runs"])
+        e["labels"] = sorted(e["labels"])
+        e["trend"] = _sparkline([len(s) for s in trend_runs[cid]])
+        causes_ctx.append(e)
+    causes_ctx.sort(key=lambda c: (-c["runs"], _sev_rank(c["severity"]), c["id"]))
+
+    # Resolved: (cause, label) in the previous period, not in this one, for labels that ran in this one ----
+    labels_now = {r.get("label") for r in current if r.get("label")}
+    pairs_now = {(f["cause_id"], run_by_id[f["run_id"]].get("label")) for f in findings if f["run_id"] in current_ids}
+    resolved: dict[tuple[str, str], dict[str, Any]] = {}
+    for f in findings:
+        r = run_by_id[f["run_id"]]
+        label = r.get("label")
+        if not label or not (prev_start <= start_of[r["id"]] < since) or label not in labels_now:
+            continue
+        if (f["cause_id"], label) in pairs_now:
+            continue
+        item = resolved.setdefault((f["cause_id"], label), {
+            "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
+            "severity": f.get("severity") or "info", "label": label, "last_seen": "", "trend": _sparkline([len(s) for s in trend_runs[f["cause_id"]]]),
+        })
+        item["last_seen"] = max(item["last_seen"], _show_time(r["created"]))
+    resolved_ctx = sorted(resolved.values(), key=lambda x: (x["id"], x["label"]))
+
+    # Unexplained lines from failed runs, grouped by fingerprint -------------------------------------------
+    unexplained_ctx = _unexplained_groups(db, {r["id"] for r in failed}, run_by_id, since)
+
+    # Quality of results per label ------------------------------------------------------------------------
+    label_runs: dict[str, list[int]] = {}
+    for label in sorted(labels_now):
+        ids = [row["id"] for row in db.query(
+            "select id from runs where label = ? and created < ? order by created desc, id desc limit 20",
+            [label, _iso(until)])]
+        label_runs[label] = list(reversed(ids))
+    qor = _qor_changes(db, label_runs)
+
+    # Rule hygiene ----------------------------------------------------------------------------------------
+    passed_ids = {r["id"] for r in current if r.get("status") == "passed"}
+    on_passed: dict[str, dict[str, Any]] = {}
+    for f in findings:
+        if f["run_id"] in passed_ids:
+            item = on_passed.setdefault(f["cause_id"], {"id": f["cause_id"], "title": f.get("title") or f["cause_id"],
+                                                         "severity": f.get("severity") or "info", "runs": set()})
+            item["runs"].add(f["run_id"])
+    fired_on_passed = sorted(({**v, "runs": len(v["runs"])} for v in on_passed.values()),
+                             key=lambda x: (_sev_rank(x["severity"]), -x["runs"], x["id"]))
+    never_seen: list[dict[str, Any]] | None = None
+    if packs is not None:
+        ever = {row["cause_id"] for row in db.query("select distinct cause_id from findings")} \
+            if "findings" in db.table_names() else set()
+        never_seen = [{"id": c.id, "title": c.title, "severity": c.severity, "tool": c.tool}
+                      for c in sorted(packs.causes.values(), key=lambda c: c.id) if c.id not in ever]
+
+    period_label = since.strftime("%Y-%m-%d %H:%M") + " – " + until.strftime("%Y-%m-%d %H:%M UTC")
+    return {
+        **_base(now, version),
+        "title": f"triage nightly {until.strftime('%Y-%m-%d')}",
+        "period": {"since": _iso(since) + "Z", "until": _iso(until) + "Z", "text": period_label,
+                   "length": _fmt_length(length), "periods": periods,
+                   "trend_from": _show_time(_iso(window_start))},
+        "totals": totals,
+        "runs": runs_ctx,
+        "causes": causes_ctx,
+        "new": [c for c in causes_ctx if c["state"] == "new"],
+        "recurring": [c for c in causes_ctx if c["state"] == "recurring"],
+        "resolved": resolved_ctx,
+        "unexplained": unexplained_ctx,
+        "qor": qor,
+        "hygiene": {"packs_loaded": packs is not None, "fired_on_passed": fired_on_passed,
+                    "never_seen": never_seen or [], "pack_causes": len(packs.causes) if packs is not None else 0},
+    }
+
+
+def _unexplained_groups(db: Any, failed_ids: set[int], run_by_id: dict[int, dict[str, Any]],
+                        since: datetime) -> list[dict[str, Any]]:
+    if not failed_ids or "unexplained" not in db.table_names():
+        return []
+    groups: dict[str, dict[str, Any]] = {}
+    ids = sorted(failed_ids)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        for u in db.query(f"select * from unexplained where run_id in ({marks}) order by run_id, rowid", chunk):
+            g = groups.setdefault(u["fingerprint"], {
+                "fingerprint": u["fingerprint"], "normalised": u.get("normalised") or "", "text": u.get("text") or "",
+                "path": u.get("path") or "", "line": u.get("line"), "count": 0, "runs": set(), "labels": set(),
+            })
+            g["count"] += int(u.get("count") or 1)
+            g["runs"].add(u["run_id"])
+            label = run_by_id.get(u["run_id"], {}).get("label")
+            if label:
+                g["labels"].add(label)
+    if not groups:
+        return []
+    seen: dict[str, tuple[str, str]] = {}
+    fps = list(groups)
+    for i in range(0, len(fps), 500):
+        chunk = fps[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in db.query(
+                "select unexplained.fingerprint as fp, min(runs.created) as first, max(runs.created) as last"
+                f" from unexplained join runs on runs.id = unexplained.run_id where unexplained.fingerprint in ({marks})"
+                " group by unexplained.fingerprint", chunk):
+            seen[row["fp"]] = (row["first"], row["last"])
+    out = []
+    for fp, g in groups.items():
+        first, last = seen.get(fp, ("", ""))
+        out.append({**g, "runs": len(g["runs"]), "labels": sorted(g["labels"]), "first_seen": _show_time(first),
+                    "last_seen": _show_time(last), "new": bool(first) and first >= _iso(since)})
+    out.sort(key=lambda g: (-g["runs"], -g["count"], g["fingerprint"]))
+    return out
+
+
+def _fmt_length(length: timedelta) -> str:
+    hours = length.total_seconds() / 3600
+    if hours % 24 == 0:
+        days = int(hours // 24)
+        return f"{days} day" + ("s" if days != 1 else "")
+    return f"{hours:g} h"
+
+
+def render_nightly(context: Mapping[str, Any]) -> str:
+    return environment().get_template("nightly.html").render(**context)
+
+
+def render_index(context: Mapping[str, Any]) -> str:
+    return environment().get_template("index.html").render(**context)
+
+
+def nightly_period(*, day: date | str | None = None, since: str | timedelta | None = None,
+                   now: datetime | None = None) -> tuple[datetime, datetime]:
+    """[start, end) of a nightly report: a whole UTC day (`--date`) or the last span (`--since 24h`)."""
+    moment = _now(now)
+    if day is not None and since is not None:
+        raise TriageError("give either --date or --since, not both")
+    if day is not None:
+        if isinstance(day, str):
+            try:
+                day = date.fromisoformat(day)
+            except ValueError:
+                raise TriageError(f"bad date {day!r}", hint="write it as YYYY-MM-DD") from None
+        start = datetime.combine(day, time(0), tzinfo=UTC)
+        return start, start + timedelta(days=1)
+    span = parse_span(since) if isinstance(since, str) else (since or timedelta(hours=24))
+    return moment - span, moment
+
+
+def parse_span(text: str) -> timedelta:
+    """`24h`, `7d`, `90m`, `2w` -> timedelta."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([mhdw])\s*", text or "")
+    if not m or float(m.group(1)) <= 0:
+        raise TriageError(f"bad duration {text!r}", hint="write e.g. 24h, 7d, 90m or 2w")
+    unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[m.group(2)]
+    return timedelta(**{unit: float(m.group(1))})
+
+
+def write_nightly(store: Any, out_dir: str | Path, *, day: date | str | None = None,
+                  since: str | timedelta | datetime | None = None, until: datetime | None = None,
+                  packs: Any = None, periods: int = 10, now: datetime | None = None) -> Path:
+    """Write `out_dir/nightly-YYYY-MM-DD.html` (named after the period's last day) and rebuild index.html."""
+    moment = _now(now)
+    if isinstance(since, datetime):
+        start, end = _now(since), _now(until or moment)
+    else:
+        start, end = nightly_period(day=day, since=since, now=until or moment)
+    context = build_nightly_context(store, start, end, periods=periods, now=moment, packs=packs)
+    stamp = (end - timedelta(seconds=1)).strftime("%Y-%m-%d") if day is not None else end.strftime("%Y-%m-%d")
+    out = Path(out_dir)
+    path = _write(out / f"nightly-{stamp}.html", render_nightly(context))
+    write_index(out, now=moment)
+    return path
+
+
+def write_index(out_dir: str | Path, *, now: datetime | None = None) -> Path:
+    """`index.html`: every nightly-YYYY-MM-DD.html in the folder, newest first."""
+    out = Path(out_dir)
+    entries = sorted((m.group(1) for p in out.iterdir() if (m := NIGHTLY_RE.match(p.name))), reverse=True) \
+        if out.is_dir() else []
+    context = {**_base(now, None), "title": "triage nightly reports",
+               "reports": [{"date": d, "href": f"nightly-{d}.html"} for d in entries]}
+    return _write(out / "index.html", render_index(context))

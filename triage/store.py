@@ -1,0 +1,841 @@
+"""Every run kept in SQLite (through sqlite-utils): embedded, safe under concurrent writers, re-triageable.
+
+The schema is an ordered list of named migration functions, recorded in the `migrations` table and
+applied on open; a shipped migration is never edited, a change is a new migration at the end. Table
+and view names are meant to be read as they are (`datasette triage.db`, `sqlite-utils query`).
+
+Writes are single `BEGIN IMMEDIATE` transactions (sqlite-utils' own calls nest inside them as
+savepoints), so a crash or `kill -9` leaves either the whole run or nothing. The database is in WAL
+mode with a busy timeout, and a write that still finds the database locked is retried with backoff.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import socket
+import sqlite3
+import tempfile
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field, is_dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlite_utils import Database
+
+from .errors import InputError, StoreError, TriageError
+from .fingerprint import normalise
+from .formats import result_dict
+from .model import Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
+from .packs import PackSet
+from .sources import STDIN, Source, open_binary
+
+T = TypeVar("T")
+
+DEFAULT_LOG_CAP = 50 * 1024 * 1024
+BUSY_TIMEOUT_S = 10.0
+RETRY_BUDGET_S = 120.0
+DIMENSIONS = ("label", "model", "branch", "commit", "host", "device")
+METRIC_COLUMNS = ("path", "resource", "scope", "used", "available", "percent", "kind")
+STDIN_NAME = "<stdin>"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Migrations: append only. Each receives the sqlite-utils Database inside the open transaction.
+
+Migration = Callable[[Database], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def _migration(fn: Migration) -> Migration:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+@_migration
+def m001_runs_and_inputs(db: Database) -> None:
+    db["runs"].create({
+        "id": int, "created": str, "input_hash": str, "tool": str, "tool_version": str, "phase": str,
+        "part": str, "status": str, "label": str, "model": str, "branch": str, "commit": str, "host": str,
+        "device": str, "packs_digest": str, "duration_s": float, "result_json": str,
+    }, pk="id")
+    db["runs"].create_index(["input_hash"])
+    db["runs"].create_index(["created"])
+    db["runs"].create_index(["label", "created"])
+    db["inputs"].create({
+        "run_id": int, "path": str, "kind": str, "lines": int, "bytes": int, "sha256": str, "log": bytes,
+        "log_truncated": int,
+    }, foreign_keys=[("run_id", "runs", "id")])
+    db["inputs"].create_index(["run_id"])
+
+
+@_migration
+def m002_findings_and_evidence(db: Database) -> None:
+    db["findings"].create({
+        "run_id": int, "cause_id": str, "severity": str, "title": str, "count": int, "parent_cause_id": str,
+        "first_path": str, "first_line": int,
+    }, foreign_keys=[("run_id", "runs", "id")])
+    db["findings"].create_index(["run_id"])
+    db["findings"].create_index(["cause_id"])
+    db["evidence"].create({
+        "run_id": int, "cause_id": str, "path": str, "line": int, "text": str, "before": str, "after": str,
+        "captures": str,
+    }, foreign_keys=[("run_id", "runs", "id")])
+    db["evidence"].create_index(["run_id", "cause_id"])
+
+
+@_migration
+def m003_unexplained(db: Database) -> None:
+    db["unexplained"].create({
+        "run_id": int, "fingerprint": str, "normalised": str, "path": str, "line": int, "text": str, "count": int,
+    }, foreign_keys=[("run_id", "runs", "id")])
+    db["unexplained"].create_index(["run_id"])
+    db["unexplained"].create_index(["fingerprint"])
+
+
+@_migration
+def m004_metrics(db: Database) -> None:
+    db["metrics"].create({
+        "run_id": int, "path": str, "resource": str, "scope": str, "used": float, "available": float,
+        "percent": float, "kind": str,
+    }, foreign_keys=[("run_id", "runs", "id")])
+    db["metrics"].create_index(["run_id"])
+    db["metrics"].create_index(["resource"])
+
+
+@_migration
+def m005_causes_with_fts(db: Database) -> None:
+    db["causes"].create({
+        "id": str, "title": str, "severity": str, "tool": str, "phase": str, "versions": str, "cause": str,
+        "workaround": str, "references": str, "examples": str, "pack": str,
+    }, pk="id")
+    db["causes"].enable_fts(["title", "cause", "workaround", "examples"], create_triggers=True, tokenize="porter")
+    db["meta"].create({"key": str, "value": str}, pk="key")
+
+
+@_migration
+def m006_views(db: Database) -> None:
+    db.create_view("run_findings", """
+        select findings.*, runs.created, runs.label, runs.tool, runs.status, runs.model, runs.branch, runs.device
+        from findings join runs on runs.id = findings.run_id
+    """.strip())
+    db.create_view("latest_run_per_label", """
+        select runs.* from runs
+        where runs.label is not null and runs.id = (
+            select latest.id from runs as latest where latest.label = runs.label
+            order by latest.created desc, latest.id desc limit 1
+        )
+    """.strip())
+
+
+MIGRATION_NAMES = [name for name, _ in MIGRATIONS]
+
+
+def apply_migrations(db: Database, upto: int | None = None) -> list[str]:
+    """Apply the missing migrations among the first `upto` (all by default); return the names applied.
+
+    Call inside a transaction. `upto` exists so tests can build every earlier schema version.
+    """
+    db["migrations"].create({"name": str, "applied": str}, pk="name", if_not_exists=True)
+    done = {row["name"] for row in db["migrations"].rows}
+    applied: list[str] = []
+    for name, fn in MIGRATIONS[:upto]:
+        if name in done:
+            continue
+        fn(db)
+        db["migrations"].insert({"name": name, "applied": _iso(_utcnow())})
+        applied.append(name)
+    return applied
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Locations, dimensions, time
+
+
+def default_db_path() -> Path:
+    """`TRIAGE_DB` if set, else `triage.db` in the platform's user data folder."""
+    env = os.environ.get("TRIAGE_DB")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("triage", appauthor=False)) / "triage.db"
+
+
+# Well-known CI variables, first match wins: GitHub Actions, GitLab CI, Jenkins, generic.
+CI_BRANCH = ("GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BRANCH_NAME", "GIT_BRANCH")
+CI_COMMIT = ("GITHUB_SHA", "CI_COMMIT_SHA", "GIT_COMMIT")
+
+
+def dimensions(label: str | None = None, model: str | None = None, branch: str | None = None,
+               commit: str | None = None, device: str | None = None,
+               env: Mapping[str, str] | None = None) -> dict[str, str | None]:
+    """The dimensions of a run: options first, then CI environment variables; host is this machine."""
+    env = os.environ if env is None else env
+
+    def first(names: Iterable[str]) -> str | None:
+        for name in names:
+            if env.get(name):
+                return env[name]
+        return None
+
+    return {
+        "label": label, "model": model, "branch": branch or first(CI_BRANCH), "commit": commit or first(CI_COMMIT),
+        "host": socket.gethostname() or None, "device": device,
+    }
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+SINCE_RE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+SINCE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(value: str | datetime | None, now: datetime | None = None) -> str | None:
+    """`24h`, `7d`, `2w`, `30m`, a date `2024-05-01` or an ISO date-time -> the ISO-8601 UTC cut-off."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return _iso(value)
+    m = SINCE_RE.match(value)
+    if m:
+        delta = timedelta(**{SINCE_UNITS[m.group(2)]: int(m.group(1))})
+        return _iso((now or _utcnow()) - delta)
+    try:
+        return _iso(datetime.fromisoformat(value.strip()))
+    except ValueError:
+        raise TriageError(f"cannot read --since {value!r}",
+                          hint="use a duration such as 24h, 7d, 2w or a date such as 2024-05-01") from None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Keeping the scanned bytes
+
+
+@dataclass
+class _Kept:
+    sha: Any = field(default_factory=hashlib.sha256)
+    zip: Any = field(default_factory=lambda: zlib.compressobj(6))
+    chunks: list[bytes] = field(default_factory=list)
+    raw_kept: int = 0
+    truncated: bool = False
+    keep: bool = True
+
+
+class LogKeeper:
+    """Receives every byte a scan reads (`sink` is a `triage.scan.RawSink`): a running sha256 of each
+    source, and a zlib-compressed copy of its first `cap_bytes` bytes (`keep=False`: hash only)."""
+
+    def __init__(self, cap_bytes: int = DEFAULT_LOG_CAP, keep: bool = True) -> None:
+        self.cap_bytes = cap_bytes
+        self.keep = keep
+        self._sources: dict[str, _Kept] = {}
+
+    def _entry(self, name: str) -> _Kept:
+        entry = self._sources.get(name)
+        if entry is None:
+            entry = self._sources[name] = _Kept(keep=self.keep)
+        return entry
+
+    def sink(self, source: Source, data: bytes) -> None:
+        self.feed(source.display, data)
+
+    def feed(self, name: str, data: bytes) -> None:
+        entry = self._entry(name)
+        entry.sha.update(data)
+        if not entry.keep or entry.truncated:
+            return
+        room = self.cap_bytes - entry.raw_kept
+        part = data if len(data) <= room else data[:room]
+        if part:
+            entry.chunks.append(entry.zip.compress(part))
+            entry.raw_kept += len(part)
+        if len(part) < len(data):
+            entry.truncated = True
+
+    def add_file(self, name: str, path: str, kind: str = "log") -> None:
+        """Read a file the scan did not pass through `sink` (e.g. scanned in a worker process)."""
+        self._sources.pop(name, None)
+        with open_binary(Source(path, kind)) as stream:
+            while chunk := stream.read(1 << 20):
+                self.feed(name, chunk)
+
+    def seen(self, name: str) -> bool:
+        return name in self._sources
+
+    def hashes(self) -> dict[str, str]:
+        return {name: e.sha.hexdigest() for name, e in self._sources.items()}
+
+    def logs(self) -> dict[str, tuple[bytes | None, bool]]:
+        """name -> (zlib-compressed bytes or None when not kept, truncated)."""
+        out: dict[str, tuple[bytes | None, bool]] = {}
+        for name, e in self._sources.items():
+            if not e.keep:
+                out[name] = (None, False)
+                continue
+            zip_copy = e.zip.copy()  # flushing a copy keeps the keeper usable
+            out[name] = (b"".join(e.chunks) + zip_copy.flush(), e.truncated)
+        return out
+
+    @classmethod
+    def from_bytes(cls, logs: Mapping[str, bytes], cap_bytes: int = DEFAULT_LOG_CAP) -> LogKeeper:
+        keeper = cls(cap_bytes)
+        for name, data in logs.items():
+            keeper.feed(name, data)
+        return keeper
+
+    def complete(self, inputs: Iterable[InputInfo]) -> None:
+        """Hash (and keep) the file inputs the sink did not see; stdin cannot be read twice."""
+        for info in inputs:
+            if not self.seen(info.path) and info.path != STDIN_NAME and os.path.isfile(info.path):
+                try:
+                    self.add_file(info.path, info.path, info.kind)
+                except (OSError, InputError, EOFError, zlib.error):
+                    self._sources.pop(info.path, None)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Documents: a `scan --format json` result plus what the store needs
+
+
+def scan_document(result: ScanResult, *, dimensions: Mapping[str, Any] | None = None, packs: PackSet | None = None,
+                  duration_s: float | None = None, keeper: LogKeeper | None = None) -> dict[str, Any]:
+    """The scan JSON document, with the run's dimensions, the inputs' sha256, metrics and the packs digest.
+
+    This is what `scan --format json` should print so that `ingest` on another machine round-trips.
+    """
+    doc = result_dict(result)
+    hashes = keeper.hashes() if keeper is not None else {}
+    for item in doc["run"]["inputs"]:
+        item["sha256"] = hashes.get(item["path"])
+    metrics = getattr(result, "metrics", None)
+    if metrics is not None:
+        doc["metrics"] = [_plain(m) for m in metrics]
+    if dimensions is not None:
+        doc["dimensions"] = {k: dimensions.get(k) for k in DIMENSIONS}
+    if packs is not None:
+        doc["packs_digest"] = packs.digest
+    if duration_s is not None:
+        doc["duration_s"] = round(duration_s, 3)
+    return doc
+
+
+def _plain(obj: Any) -> dict[str, Any]:
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return asdict(obj)
+    return dict(obj)
+
+
+def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
+    """Rebuild a `ScanResult` from a stored or ingested document (for rendering)."""
+    run = doc.get("run") or {}
+
+    def evidence(e: Mapping[str, Any]) -> Evidence:
+        return Evidence(e.get("path", ""), int(e.get("line") or 0), e.get("text", ""), list(e.get("before") or []),
+                        list(e.get("after") or []), dict(e.get("captures") or {}))
+
+    def finding(f: Mapping[str, Any]) -> Finding:
+        return Finding(
+            id=f["id"], severity=f.get("severity", "info"), title=f.get("title", ""), cause=f.get("cause", ""),
+            workaround=f.get("workaround", ""), references=list(f.get("references") or []),
+            count=int(f.get("count") or 0), evidence=[evidence(e) for e in f.get("evidence") or []],
+            tool=f.get("tool", ""), versions=f.get("versions"),
+            explained=[finding(x) for x in f.get("explains") or []],
+        )
+
+    info = RunInfo(
+        tool=run.get("tool") or "unknown", tool_version=run.get("tool_version"), phase=run.get("phase"),
+        part=run.get("part"), status=run.get("status") or "unknown",
+        inputs=[InputInfo(i.get("path", ""), i.get("kind", "log"), int(i.get("lines") or 0), int(i.get("bytes") or 0))
+                for i in run.get("inputs") or []],
+    )
+    unexplained = [Unexplained(u.get("path", ""), int(u.get("line") or 0), u.get("text", ""), int(u.get("count") or 1),
+                               u.get("fingerprint", "")) for u in doc.get("unexplained") or []]
+    return ScanResult(info, [finding(f) for f in doc.get("findings") or []], unexplained, list(doc.get("warnings") or []))
+
+
+def _flatten(findings: Iterable[Mapping[str, Any]], parent: str | None = None) -> Iterator[tuple[Mapping[str, Any], str | None]]:
+    for f in findings:
+        yield f, parent
+        yield from _flatten(f.get("explains") or [], f["id"])
+
+
+def _input_hash(doc: Mapping[str, Any]) -> str:
+    inputs = doc["run"].get("inputs") or []
+    hashes = [i.get("sha256") for i in inputs]
+    if inputs and all(hashes):
+        material = "inputs\n" + "\n".join(sorted(str(h) for h in hashes))
+    else:  # no content hashes (an older document): the result itself identifies the run
+        material = "result\n" + json.dumps({k: doc.get(k) for k in ("run", "findings", "unexplained")},
+                                           sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The store
+
+
+@dataclass
+class RecordOutcome:
+    run_id: int
+    duplicate: bool
+
+
+@dataclass
+class RetriageChange:
+    run_id: int
+    added: list[str]
+    removed: list[str]
+    status_before: str | None = None
+    status_after: str | None = None
+    skipped: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed or self.status_before != self.status_after)
+
+
+def _is_locked(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _store_error(exc: sqlite3.Error, where: str) -> StoreError:
+    text = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+    low = text.lower()
+    if "full" in low:
+        return StoreError("database or disk is full: the run was not stored", where=where,
+                          hint="free some space, point --db or TRIAGE_DB elsewhere, or scan with --no-store")
+    if "not a database" in low or "malformed" in low:
+        return StoreError(f"not a usable triage database ({text})", where=where,
+                          hint="point --db or TRIAGE_DB at another file")
+    if "unable to open" in low or "readonly" in low or "read-only" in low:
+        return StoreError(f"cannot open the run database for writing ({text})", where=where,
+                          hint="check the folder exists and is writable, or use --db PATH")
+    if _is_locked(exc):
+        return StoreError(f"the run database stayed locked for {RETRY_BUDGET_S:.0f} s", where=where,
+                          hint="another process holds a long write; try again")
+    return StoreError(f"database error: {text}", where=where)
+
+
+class Store:
+    """One run database. Create with `open_store()`; use as a context manager or call `close()`."""
+
+    def __init__(self, db: Database, where: str) -> None:
+        self.db = db
+        self.where = where
+
+    # -- plumbing -------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, fn: Callable[[], T]) -> T:
+        """Run `fn` in one BEGIN IMMEDIATE transaction; retry the whole of it while the database is locked."""
+        conn = self.db.conn
+        delay = 0.02
+        deadline = time.monotonic() + RETRY_BUDGET_S
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    out = fn()
+                    conn.execute("COMMIT")
+                    return out
+                except BaseException:
+                    if conn.in_transaction:
+                        try:
+                            conn.execute("ROLLBACK")
+                        except sqlite3.Error:
+                            pass
+                    raise
+            except sqlite3.OperationalError as exc:
+                if _is_locked(exc) and time.monotonic() < deadline:
+                    time.sleep(delay * (0.5 + random.random()))
+                    delay = min(delay * 2, 1.0)
+                    continue
+                raise _store_error(exc, self.where) from None
+            except sqlite3.Error as exc:
+                raise _store_error(exc, self.where) from None
+
+    def _read(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except sqlite3.Error as exc:
+            raise _store_error(exc, self.where) from None
+
+    def _migrate(self) -> None:
+        def pending() -> bool:
+            if "migrations" not in self.db.table_names():
+                return True
+            done = {row["name"] for row in self.db["migrations"].rows}
+            return any(name not in done for name in MIGRATION_NAMES)
+
+        if self._read(pending):
+            self._write(lambda: apply_migrations(self.db))
+
+    # -- writing --------------------------------------------------------------------------------------
+
+    def record_run(self, result: ScanResult, *, packs: PackSet, dimensions: Mapping[str, Any], duration_s: float,
+                   logs: LogKeeper | Mapping[str, bytes] | None = None, force: bool = False,
+                   created: datetime | None = None) -> RecordOutcome:
+        """Store a scan in one transaction. Identical inputs with the same dimensions are stored once
+        (the existing id comes back with `duplicate=True`) unless `force`."""
+        keeper = logs if isinstance(logs, LogKeeper) else LogKeeper.from_bytes(logs or {})
+        keeper.complete(result.run.inputs)
+        doc = scan_document(result, dimensions=dimensions, packs=packs, duration_s=duration_s, keeper=keeper)
+        return self._record(doc, keeper.logs(), force=force, created=created)
+
+    def ingest(self, doc: Mapping[str, Any], *, force: bool = False) -> RecordOutcome:
+        """Store a document printed by `scan --format json` (possibly on another machine)."""
+        if not isinstance(doc, Mapping) or not isinstance(doc.get("run"), Mapping) or not isinstance(doc.get("findings"), list):
+            raise InputError("not a triage scan result (expected an object with 'run' and 'findings')",
+                             hint="produce it with `triage scan --format json`")
+        doc = dict(doc)
+        dims = doc.get("dimensions") if isinstance(doc.get("dimensions"), Mapping) else {}
+        doc["dimensions"] = {k: (str(dims[k]) if dims.get(k) is not None else None) for k in DIMENSIONS}
+        created = None
+        if doc.get("created"):
+            try:
+                created = datetime.fromisoformat(str(doc["created"]))
+            except ValueError:
+                created = None
+        return self._record(doc, {}, force=force, created=created)
+
+    def ingest_file(self, path: str | Path, *, force: bool = False) -> RecordOutcome:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror}") from None
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON: {exc.msg}", where=f"{path}:{exc.lineno}",
+                             hint="ingest reads the output of `triage scan --format json`") from None
+        try:
+            return self.ingest(doc, force=force)
+        except InputError as exc:
+            exc.where = exc.where or str(path)
+            raise
+
+    def _record(self, doc: dict[str, Any], logs: Mapping[str, tuple[bytes | None, bool]], *, force: bool,
+                created: datetime | None) -> RecordOutcome:
+        run = doc["run"]
+        dims = doc.get("dimensions") or {}
+        input_hash = _input_hash(doc)
+        row = {
+            "created": _iso(created or _utcnow()), "input_hash": input_hash, "tool": run.get("tool"),
+            "tool_version": run.get("tool_version"), "phase": run.get("phase"), "part": run.get("part"),
+            "status": run.get("status"), **{k: dims.get(k) for k in DIMENSIONS},
+            "packs_digest": doc.get("packs_digest"), "duration_s": doc.get("duration_s"),
+            "result_json": json.dumps(doc, ensure_ascii=False, default=str),
+        }
+
+        def write() -> RecordOutcome:
+            if not force:
+                where = "input_hash = ? and " + " and ".join(f'"{k}" is ?' for k in DIMENSIONS)
+                args = [input_hash, *(dims.get(k) for k in DIMENSIONS)]
+                for existing in self.db["runs"].rows_where(where, args, select="id", order_by="id", limit=1):
+                    return RecordOutcome(int(existing["id"]), True)
+            runs = self.db["runs"]
+            runs.insert(row)
+            run_id = int(runs.last_pk)  # type: ignore[arg-type]
+            self.db["inputs"].insert_all(
+                {"run_id": run_id, "path": i.get("path"), "kind": i.get("kind"), "lines": i.get("lines"),
+                 "bytes": i.get("bytes"), "sha256": i.get("sha256"), "log": logs.get(i.get("path"), (None, False))[0],
+                 "log_truncated": int(logs.get(i.get("path"), (None, False))[1])}
+                for i in run.get("inputs") or [])
+            self._insert_children(run_id, doc)
+            return RecordOutcome(run_id, False)
+
+        return self._write(write)
+
+    def _insert_children(self, run_id: int, doc: Mapping[str, Any]) -> None:
+        flat = list(_flatten(doc.get("findings") or []))
+        self.db["findings"].insert_all(
+            {"run_id": run_id, "cause_id": f["id"], "severity": f.get("severity"), "title": f.get("title"),
+             "count": f.get("count"), "parent_cause_id": parent,
+             "first_path": (f.get("evidence") or [{}])[0].get("path"),
+             "first_line": (f.get("evidence") or [{}])[0].get("line")}
+            for f, parent in flat)
+        self.db["evidence"].insert_all(
+            {"run_id": run_id, "cause_id": f["id"], "path": e.get("path"), "line": e.get("line"), "text": e.get("text"),
+             "before": json.dumps(e.get("before") or [], ensure_ascii=False),
+             "after": json.dumps(e.get("after") or [], ensure_ascii=False),
+             "captures": json.dumps(e.get("captures") or {}, ensure_ascii=False)}
+            for f, _ in flat for e in f.get("evidence") or [])
+        self.db["unexplained"].insert_all(
+            {"run_id": run_id, "fingerprint": u.get("fingerprint"), "normalised": normalise(u.get("text") or ""),
+             "path": u.get("path"), "line": u.get("line"), "text": u.get("text"), "count": u.get("count")}
+            for u in doc.get("unexplained") or [])
+        self.db["metrics"].insert_all(
+            {"run_id": run_id, **{k: m.get(k) for k in METRIC_COLUMNS}}
+            for m in doc.get("metrics") or [] if isinstance(m, Mapping))
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    def last_run_id(self) -> int | None:
+        def read() -> int | None:
+            for row in self.db["runs"].rows_where(select="id", order_by="id desc", limit=1):
+                return int(row["id"])
+            return None
+
+        return self._read(read)
+
+    def runs(self, since: str | datetime | None = None, tool: str | None = None, status: str | None = None,
+             label: str | None = None, limit: int | None = 50) -> list[dict[str, Any]]:
+        """Runs, newest first, with their finding counts and top finding (no result document)."""
+        clauses: list[str] = []
+        args: list[Any] = []
+        cutoff = parse_since(since)
+        for clause, value in (("created >= ?", cutoff), ("tool = ?", tool), ("status = ?", status), ("label = ?", label)):
+            if value is not None:
+                clauses.append(clause)
+                args.append(value)
+        columns = ["id", "created", "label", "tool", "tool_version", "phase", "part", "status", "model", "branch",
+                   "commit", "host", "device", "packs_digest", "duration_s", "input_hash"]
+
+        def read() -> list[dict[str, Any]]:
+            rows = list(self.db["runs"].rows_where(
+                " and ".join(clauses) or None, args, select=", ".join(f'"{c}"' for c in columns),
+                order_by="created desc, id desc", limit=limit))
+            for r in rows:
+                found = list(self.db["findings"].rows_where("run_id = ? and parent_cause_id is null", [r["id"]],
+                                                             select="cause_id, severity", order_by="rowid"))
+                r["errors"] = sum(1 for f in found if f["severity"] == "error")
+                r["warnings"] = sum(1 for f in found if f["severity"] == "warning")
+                r["findings"] = len(found)
+                r["top"] = found[0]["cause_id"] if found else None
+            return rows
+
+        return self._read(read)
+
+    def run(self, run_id: int) -> dict[str, Any]:
+        """The run row, its result document (`result`), findings and inputs (without the kept log bytes)."""
+        def read() -> dict[str, Any]:
+            rows = list(self.db["runs"].rows_where("id = ?", [run_id], limit=1))
+            if not rows:
+                raise StoreError(f"no run with id {run_id}", where=self.where, hint="list runs with `triage runs list`")
+            row = rows[0]
+            row["result"] = json.loads(row.pop("result_json") or "{}")
+            row["findings"] = list(self.db["findings"].rows_where("run_id = ?", [run_id], order_by="rowid"))
+            for f in row["findings"]:
+                f.pop("run_id", None)
+            row["inputs"] = list(self.db["inputs"].rows_where(
+                "run_id = ?", [run_id], order_by="rowid",
+                select="path, kind, lines, bytes, sha256, log is not null as log_kept, log_truncated"))
+            return row
+
+        return self._read(read)
+
+    def kept_log(self, run_id: int, path: str) -> bytes | None:
+        """The kept bytes of one input of a run (decompressed), or None."""
+        def read() -> bytes | None:
+            for row in self.db["inputs"].rows_where("run_id = ? and path = ?", [run_id, path], select="log", limit=1):
+                return zlib.decompress(row["log"]) if row["log"] is not None else None
+            return None
+
+        return self._read(read)
+
+    # -- knowledge base -------------------------------------------------------------------------------
+
+    def sync_causes(self, packs: PackSet) -> bool:
+        """Make the `causes` table (and its FTS index) mirror `packs`; False when it already did."""
+        def current() -> str | None:
+            for row in self.db["meta"].rows_where("key = ?", ["causes_digest"]):
+                return str(row["value"])
+            return None
+
+        if self._read(current) == packs.digest:
+            return False
+
+        def write() -> bool:
+            if current() == packs.digest:
+                return False
+            self.db["causes"].delete_where()
+            self.db["causes"].insert_all(
+                {"id": c.id, "title": c.title, "severity": c.severity, "tool": c.tool, "phase": c.phase,
+                 "versions": c.versions, "cause": c.cause, "workaround": c.workaround,
+                 "references": json.dumps(c.references), "examples": "\n".join(c.examples), "pack": c.pack}
+                for c in packs.causes.values())
+            self.db["meta"].upsert({"key": "causes_digest", "value": packs.digest}, pk="key")
+            return True
+
+        return self._write(write)
+
+    def search_causes(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Full-text search over title, cause, workaround and examples, best first. Any text is a valid
+        query (each token is quoted); when no cause has every token, causes with any of them are ranked."""
+        quoted = self.db.quote_fts(query)
+        if not quoted.strip():
+            return []
+
+        def read() -> list[dict[str, Any]]:
+            table = self.db["causes"]
+            rows = list(table.search(quoted, limit=limit, include_rank=True))
+            if not rows:
+                tokens = re.findall(r'"(?:[^"]|"")*"', quoted)
+                if len(tokens) > 1:
+                    rows = list(table.search(" OR ".join(tokens), limit=limit, include_rank=True))
+            for r in rows:
+                r["references"] = json.loads(r.get("references") or "[]")
+                r["examples"] = [e for e in (r.get("examples") or "").split("\n") if e]
+            return rows
+
+        return self._read(read)
+
+    # -- re-triage ------------------------------------------------------------------------------------
+
+    def retriage(self, packs: PackSet, since: str | datetime | None = None, *, force: bool = False,
+                 run_ids: Iterable[int] | None = None) -> list[RetriageChange]:
+        """Re-scan the kept logs of stored runs with `packs`, store the new findings, report per run what
+        changed. Runs already classified with the same packs are left alone unless `force`."""
+        from .scan import Matcher, scan_sources
+
+        cutoff = parse_since(since)
+        clauses, args = [], []
+        if cutoff:
+            clauses.append("created >= ?")
+            args.append(cutoff)
+        if run_ids is not None:
+            ids = list(run_ids)
+            clauses.append(f"id in ({', '.join('?' for _ in ids)})" if ids else "0")
+            args.extend(ids)
+        rows = self._read(lambda: list(self.db["runs"].rows_where(
+            " and ".join(clauses) or None, args, select="id, status, packs_digest", order_by="id")))
+        matcher: Matcher | None = None
+        changes: list[RetriageChange] = []
+        for row in rows:
+            if row["packs_digest"] == packs.digest and not force:
+                continue
+            run_id = int(row["id"])
+            inputs = self._read(lambda: list(self.db["inputs"].rows_where(
+                "run_id = ?", [run_id], select="path, kind, log, log_truncated", order_by="rowid")))
+            if not inputs or any(i["log"] is None for i in inputs):
+                changes.append(RetriageChange(run_id, [], [], row["status"], row["status"], skipped="log not kept"))
+                continue
+            if any(i["log_truncated"] for i in inputs):
+                changes.append(RetriageChange(run_id, [], [], row["status"], row["status"],
+                                              skipped="log kept only in part (over the size cap)"))
+                continue
+            matcher = matcher or Matcher(packs)
+            with tempfile.TemporaryDirectory(prefix="triage-retriage-") as tmp:
+                sources = [_materialise(tmp, n, i) for n, i in enumerate(inputs)]
+                result = scan_sources(packs, sources, matcher=matcher)
+            changes.append(self._replace_findings(run_id, result, packs))
+        return changes
+
+    def _replace_findings(self, run_id: int, result: ScanResult, packs: PackSet) -> RetriageChange:
+        def write() -> RetriageChange:
+            row = next(iter(self.db["runs"].rows_where("id = ?", [run_id], select="status, result_json")))
+            old = {r["cause_id"] for r in self.db["findings"].rows_where("run_id = ?", [run_id], select="cause_id")}
+            doc = json.loads(row["result_json"] or "{}")
+            fresh = result_dict(result)
+            hashes = {i.get("path"): i.get("sha256") for i in (doc.get("run") or {}).get("inputs") or []}
+            for item in fresh["run"]["inputs"]:
+                item["sha256"] = hashes.get(item["path"])
+            doc.update(run=fresh["run"], findings=fresh["findings"], unexplained=fresh["unexplained"],
+                       warnings=fresh["warnings"], packs_digest=packs.digest, retriaged=_iso(_utcnow()))
+            metrics = getattr(result, "metrics", None)
+            if metrics is not None:
+                doc["metrics"] = [_plain(m) for m in metrics]
+            for table in ("findings", "evidence", "unexplained") + (("metrics",) if metrics is not None else ()):
+                self.db[table].delete_where("run_id = ?", [run_id])
+            self._insert_children(run_id, {k: v for k, v in doc.items() if k != "metrics" or metrics is not None})
+            self.db["runs"].update(run_id, {"status": result.run.status, "packs_digest": packs.digest,
+                                            "result_json": json.dumps(doc, ensure_ascii=False, default=str)})
+            new = {f.id for f in result.all_findings()}
+            return RetriageChange(run_id, sorted(new - old), sorted(old - new), row["status"], result.run.status)
+
+        return self._write(write)
+
+
+@dataclass
+class _KeptSource(Source):
+    """A kept log written to a temporary file, reported under its original path."""
+
+    shown: str = ""
+
+    @property
+    def display(self) -> str:
+        return self.shown or self.path
+
+
+def _materialise(folder: str, index: int, item: Mapping[str, Any]) -> Source:
+    name = re.sub(r"[^\w.+-]", "_", os.path.basename(str(item["path"])) or "input.log")
+    path = os.path.join(folder, f"{index:03d}-{name}")
+    inflate = zlib.decompressobj()
+    data = memoryview(item["log"])
+    with open(path, "wb") as out:
+        for start in range(0, len(data), 1 << 20):
+            out.write(inflate.decompress(data[start:start + (1 << 20)]))
+        out.write(inflate.flush())
+    return _KeptSource(path, item.get("kind") or "log", os.path.getsize(path), shown=str(item["path"]))
+
+
+def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
+    """Open (creating and migrating as needed) the run database at `path`; None is an in-memory store."""
+    where = ":memory:" if path is None else str(path)
+    if path is not None and not create and not Path(path).exists():
+        raise StoreError("no run database here yet", where=where,
+                         hint="scan something first (`triage scan LOG`), or point --db / TRIAGE_DB at one")
+    try:
+        if path is None:
+            conn = sqlite3.connect(":memory:", timeout=BUSY_TIMEOUT_S)
+        else:
+            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(Path(path).expanduser()), timeout=BUSY_TIMEOUT_S)
+        db = Database(conn)
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder for the run database: {exc.strerror}", where=where) from None
+    except sqlite3.Error as exc:
+        raise _store_error(exc, where) from None
+    store = Store(db, where)
+    try:
+        if path is not None:
+            _set_wal(store)
+        store._migrate()
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def _set_wal(store: Store) -> None:
+    delay = 0.02
+    deadline = time.monotonic() + RETRY_BUDGET_S
+    while True:
+        try:
+            mode = store.db.conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode != "wal":
+                store.db.conn.execute("PRAGMA journal_mode=WAL")
+            store.db.conn.execute("PRAGMA synchronous=NORMAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if _is_locked(exc) and time.monotonic() < deadline:
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 1.0)
+                continue
+            raise _store_error(exc, store.where) from None
+        except sqlite3.Error as exc:
+            raise _store_error(exc, store.where) from None
