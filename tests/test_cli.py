@@ -65,9 +65,9 @@ def test_text_output_shows_cause_workaround_and_unexplained() -> None:
 
 def test_text_output_escapes_rich_markup_in_log_text(tmp_path: Path) -> None:
     log = tmp_path / "x.log"
-    log.write_text("ERROR: [bold red]not markup[/bold red] and [link=http://x]y[/link]\n")
+    log.write_text("ERROR: [b]x[/b] [red]y\n")
     out = run("scan", str(log), "--no-store").stdout
-    assert "[bold red]not markup[/bold red]" in out
+    assert "ERROR: [b]x[/b] [red]y" in out
 
 
 def test_explain_and_kb_show_json() -> None:
@@ -98,7 +98,6 @@ def test_packs_test_is_green() -> None:
 
 
 def test_every_command_has_help() -> None:
-    import click
     from typer.main import get_command
 
     root = get_command(app)
@@ -110,8 +109,8 @@ def test_every_command_has_help() -> None:
         assert result.exit_code == 0, path
         assert "Usage" in result.stdout
         seen += 1
-        if isinstance(cmd, click.Group):
-            todo.extend(((*path, name), sub) for name, sub in cmd.commands.items())
+        subcommands = getattr(cmd, "commands", None) or {}
+        todo.extend(((*path, name), sub) for name, sub in subcommands.items())
     assert seen >= 8
 
 

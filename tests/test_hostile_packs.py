@@ -74,7 +74,7 @@ def test_cli_prints_one_clean_error_and_exits_2(folder: Path, tmp_path: Path) ->
     _skip_unbounded(folder)
     log = tmp_path / "build.log"
     log.write_text(REAL_LINE + "\n", encoding="utf-8")
-    proc = _run_cli("scan", "--packs", str(folder), str(log))
+    proc = _run_cli("scan", "--no-store", "--packs", str(folder), str(log))
     stderr = proc.stderr.decode("utf-8", "replace")
     assert proc.returncode == 2, stderr
     assert "Traceback" not in stderr
@@ -155,7 +155,7 @@ def test_scan_skips_the_slow_signature_on_the_crafted_line_and_goes_on(slow_pack
 
 
 def test_cli_scan_with_slow_pack_finishes_and_warns(slow_pack: Path, crafted_log: Path) -> None:
-    proc = _run_cli("scan", "--packs", str(slow_pack), "--format", "json", str(crafted_log), timeout=60)
+    proc = _run_cli("scan", "--no-store", "--packs", str(slow_pack), "--format", "json", str(crafted_log), timeout=60)
     stderr = proc.stderr.decode()
     assert proc.returncode == 1, stderr
     assert "Traceback" not in stderr

@@ -298,12 +298,11 @@ def main() -> None:
     except (KeyboardInterrupt, BrokenPipeError):
         sys.exit(130 if sys.exc_info()[0] is KeyboardInterrupt else 0)
     except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show(file=sys.stderr)
+        show = getattr(exc, "show", None)
+        if callable(show) and hasattr(exc, "exit_code"):  # a usage error from the argument parser
+            show(file=sys.stderr)
             sys.exit(2)
-        if isinstance(exc, click.exceptions.Abort):
+        if exc.__class__.__name__ == "Abort":
             sys.exit(130)
         raise
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from .model import Evidence
+
 
 @dataclass
 class Fact:
@@ -49,6 +51,12 @@ class Misconfig:
     facts: list[Fact]
     message: str
     captures: dict[str, str] = field(default_factory=dict)
+
+
+def evidence_of(misconfig: Misconfig) -> list[Evidence]:
+    """The facts of a misconfiguration as finding evidence (one per line quoted, with the captures)."""
+    return [Evidence(f.source, f.line, f.context, captures={**misconfig.captures, "key": f.key, "value": f.value})
+            for f in misconfig.facts]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -66,6 +66,7 @@ def print_result(console: Console, result: ScanResult) -> None:
         console.print(Text("No known cause found.", style="bold"))
     for f in result.findings:
         console.print(finding_panel(f))
+    print_metrics(console, result)
     if result.unexplained:
         table = Table(title="Error lines no known cause explains", title_justify="left", show_lines=False)
         table.add_column("where", style="dim", no_wrap=True)
@@ -152,3 +153,27 @@ def print_explanation(console: Console, explanation) -> None:  # type: ignore[no
             line.append(cause.id, style="bold")
             line.append(f"  {cause.title}")
             console.print(line)
+
+
+def print_metrics(console: Console, result: ScanResult, limit: int = 24) -> None:
+    """Utilization and timing figures, the ones over their limit first."""
+    metrics = sorted(result.metrics, key=lambda m: (not m.over, m.kind, m.scope, m.resource))[:limit]
+    if not metrics:
+        return
+    table = Table(title="Metrics", title_justify="left")
+    for col, justify in (("kind", "left"), ("scope", "left"), ("resource", "left"), ("used", "right"),
+                         ("available", "right"), ("%", "right")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for m in metrics:
+        pct = "" if m.percent is None else f"{m.percent:.1f}"
+        style = "bold red" if m.over else ""
+        table.add_row(m.kind, Text(m.scope), Text(m.resource), _num(m.used), _num(m.available), Text(pct, style=style))
+    console.print(table)
+    if len(result.metrics) > limit:
+        console.print(Text(f"… {len(result.metrics) - limit} more metrics (see --format json)", style="dim"))
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:g}" if abs(value) < 1e7 else f"{value:.3g}"

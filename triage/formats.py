@@ -34,6 +34,9 @@ def result_dict(result: ScanResult) -> dict[str, Any]:
         "unexplained": [{"path": u.path, "line": u.line, "text": u.text, "count": u.count,
                          "fingerprint": u.fingerprint} for u in result.unexplained],
         "warnings": list(result.warnings),
+        "metrics": [m.to_dict() for m in result.metrics],
+        "facts": [{"source": f.source, "line": f.line, "key": f.key, "value": f.value, "context": f.context}
+                  for f in result.facts],
     }
 
 

@@ -400,7 +400,7 @@ def _timing_summary(path: str, lines: list[str]) -> Iterator[Metric]:
 # Log lines (DFC and HLS)
 
 
-_FRACTION = re.compile(r"(?<![\w/])([A-Za-z0-9][\w ]*?):\s+(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)(?=\s*(?:,|$))")
+_FRACTION = re.compile(r"(?<![\w/])([A-Za-z0-9][\w ]*?):\s+(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)(?![\w./])")
 _COUNT_PCT = re.compile(r"(?<![\w/])([A-Za-z0-9][\w ]*?):\s+(\d+(?:\.\d+)?)\s+\((\d+(?:\.\d+)?)%\)")
 _DFC_TABLE_HEAD = re.compile(r"(?:^|\]\s)(\S+) utilization:\s*$")
 _DFC_ROW = re.compile(r"\|\s*(cluster_\d+|Total)\s*\|\s*([\d.]+)%\s*\|\s*([\d.]+)%\s*\|\s*([\d.]+)%\s*\|")

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .configs import Fact
+    from .metrics import Metric
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -71,6 +75,8 @@ class ScanResult:
     findings: list[Finding]
     unexplained: list[Unexplained]
     warnings: list[str] = field(default_factory=list)
+    metrics: list[Metric] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
 
     def all_findings(self) -> list[Finding]:
         """Top-level findings and those they explain, flattened."""

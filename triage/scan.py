@@ -13,7 +13,9 @@ from typing import Any
 
 import regex
 
+from .configs import Fact, evidence_of, misconfigurations, read_config
 from .detect import CompiledRule, Detection, compile_rules
+from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
 from .gate import Gate, make_gate
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
@@ -24,6 +26,7 @@ CONTEXT = 3
 MAX_EVIDENCE = 5
 MAX_UNEXPLAINED = 500
 TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many lines below it
+WHOLE_TEXT_CAP = 8 << 20  # reports and configs are read whole (they are small) up to this size
 
 # Lines that look like errors: kept as "unexplained" when no signature explains them.
 ERROR_LITERALS = ("ERROR", "[error]", "Traceback (most recent call last)", "Exception:", "Error:",
@@ -43,6 +46,7 @@ class _Target:
     signature: Signature | None = None
     rule: CompiledRule | None = None
     error_like: bool = False
+    metric: bool = False
 
 
 @dataclass
@@ -61,6 +65,8 @@ class SourceResult:
     detection: Detection
     warnings: list[str]
     timeouts: list[str]
+    metrics: list[Metric] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
 
 
 class Matcher:
@@ -80,6 +86,9 @@ class Matcher:
         for lit in ERROR_LITERALS:
             literals.append((lit, False))
             self.targets.append(_Target(error_like=True))
+        for lit in METRIC_LITERALS:
+            literals.append((lit, False))
+            self.targets.append(_Target(metric=True))
         self.gate: Gate = make_gate(literals, gate)
 
     def scan_source(self, source: Source, index: int, *, warn: Warn | None = None,
@@ -106,6 +115,10 @@ class _SourceScan:
         self.tail: list[str] = []  # last CONTEXT lines of the previous block
         self.awaiting: list[Evidence] = []  # evidence still missing lines of after-context
         self.open_tracebacks: list[tuple[int, str]] = []
+        self.metrics: list[Metric] = []
+        self.metric_stream = MetricStream(self.path)
+        self.whole: list[str] | None = [] if source.kind in ("report", "config") else None
+        self.whole_size = 0
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -121,10 +134,24 @@ class _SourceScan:
         finally:
             if self.source.path != "-":
                 stream.close()
+        return self.result(stats)
+
+    def result(self, stats: ReadStats) -> SourceResult:
         info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes)
-        return SourceResult(self.index, info, self.hits, self.unexplained, self.detection, self.warnings, self.timeouts)
+        result = SourceResult(self.index, info, self.hits, self.unexplained, self.detection, self.warnings,
+                              self.timeouts, self.metrics)
+        if self.whole is not None:
+            text = "".join(self.whole)
+            if self.source.kind == "report":
+                result.metrics = parse_metrics(self.path, text)
+            else:
+                result.facts = read_config(self.path, text)
+        return result
 
     def _scan_block(self, block: Block) -> None:
+        if self.whole is not None and self.whole_size < WHOLE_TEXT_CAP:
+            self.whole.append(block.text)
+            self.whole_size += len(block.text)
         candidates = self.m.gate.candidates(block.text)
         lines: list[str] | None = None
         if self.awaiting:
@@ -151,6 +178,7 @@ class _SourceScan:
             text = text[:LINE_CAP]
         matched = False
         error_like = False
+        metric_done = False
         seen_causes: set[str] = set()
         for lit_id in sorted(literal_ids):
             target = self.m.targets[lit_id]
@@ -170,6 +198,10 @@ class _SourceScan:
                     seen_causes.add(sig.cause_id)
                     matched = True
                     self._record(sig, lines, idx, line_no, text, caps)
+            elif target.metric:
+                if self.whole is None and not metric_done:
+                    self.metrics.extend(self.metric_stream.feed(text, line_no))
+                metric_done = True
             elif target.rule is not None:
                 try:
                     m = target.rule.compiled.search(text, timeout=0.25)
@@ -235,7 +267,11 @@ def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
     hits: dict[str, CauseHits] = {}
     unexplained: dict[str, Unexplained] = {}
     warnings: list[str] = []
+    metrics: list[Metric] = []
+    facts: list[Fact] = []
     for r in results:
+        metrics.extend(r.metrics)
+        facts.extend(r.facts)
         _merge_detection(detection, r.detection)
         for cid, h in r.hits.items():
             total = hits.get(cid)
@@ -251,14 +287,15 @@ def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
                 unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint)
         warnings.extend(r.warnings)
     has_log = any(r.info.kind == "log" and r.info.lines for r in results)
-    findings = _findings(packs, hits, detection, has_log, bool(unexplained))
+    findings = _findings(packs, hits, detection, has_log, bool(unexplained), facts)
     run = RunInfo(
         tool=detection.tool, tool_version=detection.version, phase=detection.phase, part=detection.part,
         inputs=[r.info for r in results],
     )
     ordered_unexplained = sorted(unexplained.values(), key=lambda u: (_source_order(results, u.path), u.line))
     run.status = _status(findings, ordered_unexplained, detection)
-    return ScanResult(run=run, findings=findings, unexplained=ordered_unexplained, warnings=warnings)
+    return ScanResult(run=run, findings=findings, unexplained=ordered_unexplained, warnings=warnings,
+                      metrics=metrics, facts=facts)
 
 
 def _source_order(results: list[SourceResult], path: str) -> int:
@@ -284,15 +321,20 @@ def _merge_detection(total: Detection, part: Detection) -> None:
 
 
 def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
-              has_log: bool, unexplained: bool) -> list[Finding]:
+              has_log: bool, unexplained: bool, facts: list[Fact]) -> list[Finding]:
     found: dict[str, Finding] = {}
     first: dict[str, tuple[int, int]] = {}
+    configured = _misconfigurations(packs, facts)
     for cid, h in hits.items():
         cause = packs.causes[cid]
         if not cause.applies_to(detection.versions.get(cause.tool)):
             continue
-        found[cid] = _finding(cause, h, {})
+        found[cid] = _finding(cause, h, {}, configured.get(cid))
         first[cid] = h.first
+    for cid, (misconfig_hits, values, message) in configured.items():
+        if cid not in found:  # a misconfiguration is a finding of its own, even before a compile fails
+            found[cid] = _finding(packs.causes[cid], misconfig_hits, values, (misconfig_hits, values, message))
+            first[cid] = misconfig_hits.first
     for cid in [c for c in found if not _when_holds(packs.causes[c], found)]:
         del found[cid]
     _absence(packs, found, first, detection, has_log, unexplained)
@@ -341,13 +383,41 @@ def interpolate(text: str, values: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: str(values.get(m.group("name"), f"<{m.group('name')}>")), text)
 
 
-def _finding(cause: Cause, h: CauseHits, values: dict[str, str]) -> Finding:
+Configured = tuple[CauseHits, dict[str, str], str]
+
+
+def _misconfigurations(packs: PackSet, facts: list[Fact]) -> dict[str, Configured]:
+    """Known misconfigurations in the configs of the run, by cause id (only causes the packs know)."""
+    out: dict[str, Configured] = {}
+    for m in misconfigurations(facts):
+        if m.cause_id not in packs.causes:
+            continue
+        hits, values, message = out.get(m.cause_id) or (CauseHits(first=(-1, m.facts[0].line if m.facts else 0)), {}, "")
+        hits.count += 1
+        hits.evidence.extend(evidence_of(m)[: MAX_EVIDENCE - len(hits.evidence)])
+        values = {**{k: str(v) for k, v in m.captures.items()}, **values}
+        message = f"{message}\n{m.message}".strip()
+        out[m.cause_id] = (hits, values, message)
+    return out
+
+
+def _finding(cause: Cause, h: CauseHits, values: dict[str, str], configured: Configured | None = None) -> Finding:
+    """A cause's text filled with what the run shows: captures, config facts and the user's own lines."""
+    evidence = list(h.evidence)
+    if configured is not None and configured[0] is not h:
+        evidence = configured[0].evidence + evidence
+        values = {**configured[1], **values}
     if h.evidence:
         values = {**h.evidence[0].captures, **values}
+    workaround = interpolate(cause.workaround, values)
+    if configured is not None:
+        workaround = f"In your files: {configured[2]}\n\n{workaround}"
+    elif cause.needs:
+        workaround = f"{workaround}\n\nTo pinpoint it, scan {cause.needs} together with the log."
     return Finding(
         id=cause.id, severity=cause.severity, title=interpolate(cause.title, values),
-        cause=interpolate(cause.cause, values), workaround=interpolate(cause.workaround, values),
-        references=list(cause.references), count=h.count, evidence=list(h.evidence), tool=cause.tool,
+        cause=interpolate(cause.cause, values), workaround=workaround,
+        references=list(cause.references), count=h.count, evidence=evidence, tool=cause.tool,
         versions=cause.versions,
     )
 
@@ -413,7 +483,5 @@ def scan_text(text: str, packs: PackSet, matcher: Matcher | None = None) -> Scan
     stats = ReadStats()
     for block in read_blocks(io.BytesIO(text.encode("utf-8")), stats, scan.warn, "<text>"):  # type: ignore[arg-type]
         scan._scan_block(block)
-    info = InputInfo("<text>", "log", stats.lines, stats.bytes)
-    result = SourceResult(0, info, scan.hits, scan.unexplained, scan.detection, scan.warnings, scan.timeouts)
-    return merge(packs, [result])
+    return merge(packs, [scan.result(stats)])
 

@@ -42,7 +42,7 @@ DEFAULT_LOG_CAP = 50 * 1024 * 1024
 BUSY_TIMEOUT_S = 10.0
 RETRY_BUDGET_S = 120.0
 DIMENSIONS = ("label", "model", "branch", "commit", "host", "device")
-METRIC_COLUMNS = ("path", "resource", "scope", "used", "available", "percent", "kind")
+METRIC_COLUMNS = ("path", "line", "resource", "scope", "used", "available", "percent", "unit", "kind")
 STDIN_NAME = "<stdin>"
 
 
@@ -132,6 +132,12 @@ def m006_views(db: Database) -> None:
             order by latest.created desc, latest.id desc limit 1
         )
     """.strip())
+
+
+@_migration
+def m007_metrics_line_and_unit(db: Database) -> None:
+    db["metrics"].add_column("line", int)
+    db["metrics"].add_column("unit", str)
 
 
 MIGRATION_NAMES = [name for name, _ in MIGRATIONS]
@@ -313,7 +319,8 @@ class LogKeeper:
 
 
 def scan_document(result: ScanResult, *, dimensions: Mapping[str, Any] | None = None, packs: PackSet | None = None,
-                  duration_s: float | None = None, keeper: LogKeeper | None = None) -> dict[str, Any]:
+                  duration_s: float | None = None, keeper: LogKeeper | None = None,
+                  created: datetime | None = None) -> dict[str, Any]:
     """The scan JSON document, with the run's dimensions, the inputs' sha256, metrics and the packs digest.
 
     This is what `scan --format json` should print so that `ingest` on another machine round-trips.
@@ -331,6 +338,8 @@ def scan_document(result: ScanResult, *, dimensions: Mapping[str, Any] | None = 
         doc["packs_digest"] = packs.digest
     if duration_s is not None:
         doc["duration_s"] = round(duration_s, 3)
+    if created is not None:
+        doc["created"] = _iso(created)
     return doc
 
 
@@ -686,7 +695,7 @@ class Store:
     def search_causes(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
         """Full-text search over title, cause, workaround and examples, best first. Any text is a valid
         query (each token is quoted); when no cause has every token, causes with any of them are ranked."""
-        quoted = self.db.quote_fts(query)
+        quoted = self.db.quote_fts(re.sub(r"[\x00-\x1f\x7f]", " ", query))
         if not quoted.strip():
             return []
 
@@ -754,14 +763,10 @@ class Store:
             hashes = {i.get("path"): i.get("sha256") for i in (doc.get("run") or {}).get("inputs") or []}
             for item in fresh["run"]["inputs"]:
                 item["sha256"] = hashes.get(item["path"])
-            doc.update(run=fresh["run"], findings=fresh["findings"], unexplained=fresh["unexplained"],
-                       warnings=fresh["warnings"], packs_digest=packs.digest, retriaged=_iso(_utcnow()))
-            metrics = getattr(result, "metrics", None)
-            if metrics is not None:
-                doc["metrics"] = [_plain(m) for m in metrics]
-            for table in ("findings", "evidence", "unexplained") + (("metrics",) if metrics is not None else ()):
+            doc.update(fresh, packs_digest=packs.digest, retriaged=_iso(_utcnow()))
+            for table in ("findings", "evidence", "unexplained", "metrics"):
                 self.db[table].delete_where("run_id = ?", [run_id])
-            self._insert_children(run_id, {k: v for k, v in doc.items() if k != "metrics" or metrics is not None})
+            self._insert_children(run_id, doc)
             self.db["runs"].update(run_id, {"status": result.run.status, "packs_digest": packs.digest,
                                             "result_json": json.dumps(doc, ensure_ascii=False, default=str)})
             new = {f.id for f in result.all_findings()}

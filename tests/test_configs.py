@@ -1,0 +1,205 @@
+"""Config facts from the real model scripts and hls4ml configs in fixtures/corpus, and misconfigurations.
+
+Positive misconfiguration cases use small synthetic texts written here (marked SYNTHETIC): the corpus
+Model Zoo scripts never combine resources_param with the performance flow, which is itself asserted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triage.configs import (
+    Fact,
+    misconfigurations,
+    read_alls,
+    read_config,
+    read_hls4ml_config,
+    read_hls4ml_printed_config,
+    read_python_script,
+)
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
+
+
+def _file(pattern: str) -> Path:
+    (path,) = [p for p in CORPUS.glob(pattern) if not p.name.endswith(".expected.yaml")]
+    return path
+
+
+def _facts(pattern: str) -> list[Fact]:
+    path = _file(pattern)
+    return read_config(str(path), path.read_text(encoding="utf-8"))
+
+
+def _get(facts: list[Fact], key: str) -> Fact:
+    found = [f for f in facts if f.key == key]
+    assert len(found) == 1, key
+    return found[0]
+
+
+def test_alls_commands_and_arguments_from_model_zoo() -> None:
+    facts = _facts("logs/dfc/323-*.alls")
+    res = _get(facts, "resources_param")
+    assert res.line == 11 and res.value.startswith("max_apu_utilization=0.95")
+    assert _get(facts, "resources_param.max_memory_utilization").value == "0.85"
+    level = _get(facts, "performance_param.compiler_optimization_level")
+    assert (level.value, level.line) == ("1", 14)
+    assert misconfigurations(facts) == []  # Hailo pairs resources_param with level 1 only
+
+
+def test_no_model_zoo_script_is_flagged() -> None:
+    paths = [p for p in CORPUS.glob("logs/dfc/*.alls")]
+    assert len(paths) >= 20
+    for path in paths:
+        assert misconfigurations(read_alls(str(path), path.read_text(encoding="utf-8"))) == [], path.name
+
+
+def test_alls_community_script_054() -> None:
+    facts = _facts("dfc/cases/054-*.alls")
+    assert _get(facts, "performance_param.compiler_optimization_level").value == "max"
+    assert _get(facts, "normalization.targets").value == "normalization1"
+    assert _get(facts, "quantization_param.0").value == "{conv*}"
+    finetune = [f for f in facts if f.key == "post_quantization_optimization.learning_rate"]
+    assert finetune[0].value == "0.0001" and finetune[0].line == 17
+    assert not [m for m in misconfigurations(facts)]
+
+
+SYNTHETIC_ALLS = """# SYNTHETIC model script for the test
+resources_param(max_compute_utilization=0.8, max_control_utilization=0.8, max_memory_utilization=0.8)
+performance_param(compiler_optimization_level=2)
+"""
+
+
+@pytest.mark.parametrize("level,flagged", [("2", True), ("max", True), ("1", False), ("0", False)])
+def test_perf_flow_with_manual_resources(level: str, flagged: bool) -> None:
+    text = SYNTHETIC_ALLS.replace("level=2", f"level={level}")
+    found = misconfigurations(read_alls("model.alls", text))
+    if not flagged:
+        assert found == []
+        return
+    (m,) = found
+    assert m.cause_id == "dfc/perf-flow-manual-resources"
+    assert [f.line for f in m.facts] == [2, 3]
+    assert m.message == (f"`model.alls:2 resources_param(...)` conflicts with "
+                         f"`model.alls:3 performance_param(compiler_optimization_level={level})`: "
+                         f"delete line 2, or set compiler_optimization_level=1")
+
+
+def test_alls_multiline_and_comments() -> None:
+    text = "# SYNTHETIC\na, b = defuse(conv1, 4,\n   defuse_type=SPATIAL)  # split\nx = f('#not a comment')\n"
+    facts = read_alls("m.alls", text)
+    assert _get(facts, "defuse.defuse_type").line == 2
+    assert _get(facts, "defuse.targets").value == "a, b"
+    assert _get(facts, "f.0").value == "#not a comment"
+
+
+def test_hls4ml_yaml_config_with_custom_tag() -> None:
+    facts = _facts("logs/hls4ml/503-*.yml")  # has a `!keras_model` tag: composed, never constructed
+    assert _get(facts, "HLSConfig.LayerName.conv1d.ReuseFactor").value == "4"
+    assert _get(facts, "HLSConfig.LayerName.conv1d.ReuseFactor").line == 11
+    assert _get(facts, "IOType").value == "io_parallel"
+    assert _get(facts, "Part").value == "xcku115-flvb2104-2-i"
+    assert _get(facts, "KerasModel").value == "prj_tmp/hls4mlprj_node_edge_projection/keras_model.h5"
+    assert _get(facts, "HLSConfig.LayerName.conv1d.Precision.weight").value == "ap_fixed<8,3>"
+    assert misconfigurations(facts) == []
+
+
+@pytest.mark.parametrize("pattern,key,value", [
+    ("logs/hls4ml/504-*.yml", "HLSConfig.Model.Strategy", "Latency"),
+    ("logs/hls4ml/505-*.yml", "HLSConfig.Model.Precision.default", "fixed<16,6>"),
+    ("logs/hls4ml/519-*.yml", "HLSConfig.Model.ReuseFactor", "16"),
+    ("hls/cases/006-*.yml", "XilinxPart", "xczu9eg-ffvb1156-2-i-es2"),
+])
+def test_real_hls4ml_configs(pattern: str, key: str, value: str) -> None:
+    facts = _facts(pattern)
+    assert _get(facts, key).value == value
+    assert misconfigurations(facts) == []
+
+
+def test_python_script_from_the_corpus() -> None:
+    facts = _facts("hls/cases/036-*.py")
+    assert _get(facts, "convert.part").value == "xcu250-figd2104-2L-e"
+    assert _get(facts, "convert.part").line == 3
+    assert _get(facts, "convert.hls_config").value == "config"
+    assert _get(facts, "config_from.granularity").value == "model"
+
+
+SYNTHETIC_PY = """# SYNTHETIC conversion script for the test
+import hls4ml
+config = hls4ml.utils.config_from_keras_model(model, granularity='name')
+config['LayerName']['fc1']['ReuseFactor'] = 64
+config['LayerName']['fc1']['Strategy'] = 'Resource'
+config['LayerName']['fc1']['IOType'] = 'io_stream'
+config['LayerName']['fc2']['pragma'] = {'unroll': 'factor=4'}
+os.system('rm -rf /')  # never executed
+hls_model = hls4ml.converters.convert_from_keras_model(
+    model, hls_config=config, io_type='io_parallel', backend='Vitis', part='xcu250-figd2104-2L-e')
+"""
+
+
+def test_python_script_facts_and_misconfigs() -> None:
+    facts = read_python_script("convert.py", SYNTHETIC_PY)
+    assert _get(facts, "HLSConfig.LayerName.fc1.ReuseFactor").line == 4
+    assert _get(facts, "convert.io_type").value == "io_parallel"
+    assert _get(facts, "convert.backend").line == 10
+    ids = {m.cause_id: m for m in misconfigurations(facts, {"fc1": (16, 30)})}
+    assert set(ids) == {"hls4ml/iotype-in-layer-config", "hls4ml/pragma-key-ignored", "hls4ml/invalid-reuse-factor"}
+    io = ids["hls4ml/iotype-in-layer-config"]
+    assert "convert.py:6" in io.message and "convert.py:10" in io.message
+    assert ids["hls4ml/pragma-key-ignored"].facts[0].key == "HLSConfig.LayerName.fc2.pragma.unroll"
+    assert "480" in ids["hls4ml/invalid-reuse-factor"].message  # 16*30, and 64 does not divide it
+
+
+def test_reuse_factor_not_flagged_without_sizes_or_for_latency() -> None:
+    facts = read_python_script("convert.py", SYNTHETIC_PY)
+    assert not [m for m in misconfigurations(facts) if m.cause_id == "hls4ml/invalid-reuse-factor"]
+    latency = read_python_script("c.py", "config['LayerName']['fc1']['ReuseFactor'] = 64\n")
+    assert misconfigurations(latency, {"fc1": (16, 30)}) == []
+    valid = SYNTHETIC_PY.replace("= 64", "= 48")
+    assert not [m for m in misconfigurations(read_python_script("c.py", valid), {"fc1": (16, 30)})
+                if m.cause_id == "hls4ml/invalid-reuse-factor"]
+
+
+def test_iotype_in_yaml_layer_config() -> None:
+    text = "# SYNTHETIC\nIOType: io_parallel\nHLSConfig:\n  LayerName:\n    dense:\n      IOType: io_stream\n"
+    (m,) = misconfigurations(read_hls4ml_config("cfg.yml", text))
+    assert m.cause_id == "hls4ml/iotype-in-layer-config"
+    assert m.facts[0].line == 6 and "cfg.yml:6 IOType: io_stream" in m.message
+    assert "cfg.yml:2" in m.message
+
+
+def test_printed_config_dict() -> None:
+    lines = [(10, "Creating HLS model"),
+             (11, "{'Model': {'Precision': 'fixed<16,6>', 'ReuseFactor': 1,"),
+             (12, "  'Strategy': 'Latency'}, 'LayerName': {'fc1': {'IOType': 'io_stream'}}}"),
+             (13, "{'__import__': __import__('os')}")]  # not a literal: ignored, never evaluated
+    facts = read_hls4ml_printed_config("build.log", lines)
+    assert _get(facts, "HLSConfig.Model.Strategy").value == "Latency"
+    assert _get(facts, "HLSConfig.Model.ReuseFactor").line == 11
+    assert [m.cause_id for m in misconfigurations(facts)] == ["hls4ml/iotype-in-layer-config"]
+
+
+def test_unparsable_python_is_read_line_by_line() -> None:
+    text = "for x in\nconfig['Model']['ReuseFactor'] = 0\n"
+    facts = read_python_script("frag.py", text)
+    assert _get(facts, "HLSConfig.Model.ReuseFactor").line == 2
+    assert [m.cause_id for m in misconfigurations(facts)] == ["hls4ml/invalid-reuse-factor"]
+
+
+def test_read_config_dispatches_on_content() -> None:
+    assert _get(read_config("notes.txt", SYNTHETIC_ALLS), "resources_param").line == 2
+    assert _get(read_config("cfg", "IOType: io_stream\n"), "IOType").value == "io_stream"
+    assert read_config("x.json", '{"IOType": "io_stream"}')[0].key == "IOType"
+    assert read_config("bad.yml", "a: [\n") == []
+
+
+def test_evidence_of_names_both_lines() -> None:
+    from triage.configs import evidence_of
+
+    (m,) = misconfigurations(read_alls("model.alls", SYNTHETIC_ALLS))
+    ev = evidence_of(m)
+    assert [(e.path, e.line) for e in ev] == [("model.alls", 2), ("model.alls", 3)]
+    assert ev[1].text == "performance_param(compiler_optimization_level=2)"
+    assert ev[1].captures["level"] == "2" and ev[0].captures["resources_line"] == "2"
