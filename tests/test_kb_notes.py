@@ -30,3 +30,19 @@ def test_explain_returns_the_entry(packs, matcher, cause_id: str, line: str) -> 
     result = explain(line, packs, matcher)
     found = {f.id for f in result.result.all_findings()}
     assert cause_id in found, f"got {sorted(found)}"
+
+
+@pytest.fixture(scope="module")
+def kb_store(packs):
+    from triage.store import open_store
+
+    store = open_store(None)
+    store.sync_causes(packs)
+    yield store
+    store.close()
+
+
+@pytest.mark.parametrize(("cause_id", "phrase"), ENTRIES)
+def test_kb_search_finds_the_entry_by_a_phrase_of_its_message(kb_store, cause_id: str, phrase: str) -> None:
+    ids = [r["id"] for r in kb_store.search_causes(phrase, limit=10)]
+    assert cause_id in ids, f"{phrase!r} -> {ids}"

@@ -28,7 +28,7 @@ from triage.model import Evidence, Finding, InputInfo, RunInfo, ScanResult, Unex
 from triage.packs import PackSet
 from triage.sources import Source
 from triage.store import (
-    MIGRATION_NAMES, LogKeeper, apply_migrations, dimensions, open_store, parse_since, result_from_doc,
+    MIGRATION_NAMES, LogKeeper, apply_migrations, default_db_path, dimensions, open_store, parse_since, result_from_doc,
     scan_document,
 )
 
@@ -149,7 +149,8 @@ def test_record_run_writes_every_table() -> None:
         metric = next(store.db["metrics"].rows)
         assert (metric["resource"], metric["percent"], metric["line"], metric["scope"]) == ("LUT", 120.0, 7, "SLR0")
         assert [r["cause_id"] for r in store.db["run_findings"].rows_where("label = ?", ["nightly"])] == ["hls/root", "hls/child"]
-        assert result_from_doc(run["result"]).findings[0].explained[0].id == "hls/child"
+        rebuilt = result_from_doc(run["result"])
+        assert rebuilt.findings[0].explained[0].id == "hls/child" and rebuilt.metrics[0].resource == "LUT"
 
 
 def test_identical_rescan_is_not_duplicated(tmp_path: Path, packs: PackSet) -> None:
@@ -200,9 +201,19 @@ def test_log_keeper_cap_hash_and_stdin() -> None:
     assert truncated and blob is not None and zlib.decompress(blob) == data[:100]
     keeper.sink(stdin, b"more")  # still usable after logs()
     assert keeper.hashes()["<stdin>"] == hashlib.sha256(data + b"more").hexdigest()
-    hash_only = LogKeeper(keep=False)
-    hash_only.sink(stdin, b"abc")
-    assert hash_only.logs() == {"<stdin>": (None, False)} and hash_only.hashes()["<stdin>"] == hashlib.sha256(b"abc").hexdigest()
+    for hash_only in (LogKeeper(keep=False), LogKeeper(cap_bytes=0)):
+        hash_only.sink(stdin, b"abc")
+        assert hash_only.logs() == {"<stdin>": (None, False)}
+        assert hash_only.hashes()["<stdin>"] == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_default_database_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIAGE_DB", str(tmp_path / "env.db"))
+    assert default_db_path() == tmp_path / "env.db"
+    open_store(None, default=True).close()
+    assert (tmp_path / "env.db").exists()
+    monkeypatch.delenv("TRIAGE_DB")
+    assert default_db_path().name == "triage.db" and "triage" in str(default_db_path().parent)
 
 
 def test_dimensions_from_ci_environment() -> None:

@@ -85,22 +85,19 @@ def scan(
             err.print("usage: triage scan [OPTIONS] PATH... (or pipe a log into `triage scan -`)", markup=False)
             raise typer.Exit(2)
         paths = ["-"]
-    pack_set = load_packs(packs or [])
-    store = None
-    if not no_store:
-        from .store import dimensions
+    from .store import dimensions
 
-        store = StoreOptions(db=db, force=force, keep_log=keep_log,
-                             dimensions=dimensions(label=label, model=model, branch=branch, commit=commit, device=device))
-    streams = _Streams(fmt, output, tee, pack_set)
+    pack_set = load_packs(packs or [])
+    dims = dimensions(label=label, model=model, branch=branch, commit=commit, device=device)
+    store = None if no_store else StoreOptions(db=db, force=force, keep_log=keep_log, dimensions=dims)
+    streams = _Streams(fmt, output, tee, pack_set, dims)
     outcome = run_scan(paths, pack_set, warn=_warn, jobs=jobs or (os.cpu_count() or 1), store=store,
                        on_finding=streams.on_finding, sinks=streams.sinks(), prepare=streams.prepare)
     streams.finish(outcome)
     if html is not None:
-        from .report import build_result_context, render_run
-        from .formats import result_dict
+        from .report import write_result_report
 
-        html.write_text(render_run(build_result_context(result_dict(outcome.result))), encoding="utf-8")
+        write_result_report(outcome.result, html, dimensions=store.dimensions if store else None)
         err.print(f"report: {html}", markup=False)
     raise typer.Exit(exit_code(outcome.result, fail_on))
 
@@ -108,8 +105,8 @@ def scan(
 class _Streams:
     """Where the output goes: the chosen format at the end, or streamed (jsonl, --tee) while scanning."""
 
-    def __init__(self, fmt: Format, output: Optional[Path], tee: bool, pack_set) -> None:  # type: ignore[no-untyped-def]
-        self.fmt, self.output, self.tee, self.packs = fmt, output, tee, pack_set
+    def __init__(self, fmt: Format, output: Optional[Path], tee: bool, pack_set, dims: dict) -> None:  # type: ignore[no-untyped-def,type-arg]
+        self.fmt, self.output, self.tee, self.packs, self.dims = fmt, output, tee, pack_set, dims
         self.handle = None
         self.streamer = None
         self.teer = None
@@ -134,17 +131,18 @@ class _Streams:
             self.streamer.on_finding(cause, evidence)
 
     def prepare(self, sources) -> list:  # type: ignore[no-untyped-def,type-arg]
-        from .outputs import progress_for
+        from .outputs import NoProgress, progress_for
 
         self.progress = progress_for(sources, stderr_is_tty=sys.stderr.isatty(), tee=self.tee)
         self.progress.__enter__()
-        return [self.progress.sink]
+        return [] if isinstance(self.progress, NoProgress) else [self.progress.sink]
 
     def finish(self, outcome) -> None:  # type: ignore[no-untyped-def]
         if self.progress is not None:
             self.progress.__exit__(None, None, None)
         result = outcome.result
         if self.streamer is not None:
+            self.streamer.finish(result)
             if self.handle is not sys.stdout:
                 self.handle.close()
             return
@@ -156,9 +154,18 @@ class _Streams:
                 console.print(f"run {outcome.run_id} {'(already stored)' if outcome.duplicate else 'stored'}",
                               style="dim", markup=False)
             return
-        from .outputs import render
+        if self.fmt is Format.json:  # the documented contract, plus what `triage ingest` needs elsewhere
+            import json
 
-        text = render(result, self.fmt.value, self.packs)
+            from .store import scan_document
+
+            doc = scan_document(result, dimensions=self.dims, packs=self.packs, keeper=outcome.keeper,
+                                duration_s=outcome.duration_s)
+            text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        else:
+            from .outputs import render
+
+            text = render(result, self.fmt.value, self.packs)
         if self.output:
             self.output.write_text(text, encoding="utf-8")
         elif self.tee:
@@ -166,6 +173,17 @@ class _Streams:
         else:
             sys.stdout.write(text)
 
+
+from .cli_report import nightly, report  # noqa: E402
+from .cli_store import ingest as ingest_command  # noqa: E402
+from .cli_store import retriage as retriage_command  # noqa: E402
+from .cli_store import runs_app  # noqa: E402
+
+app.command()(report)
+app.command()(nightly)
+app.add_typer(runs_app, name="runs")
+app.command("ingest")(ingest_command)
+app.command("retriage")(retriage_command)
 
 packs_app = typer.Typer(help="Check and list pattern packs.", no_args_is_help=True)
 app.add_typer(packs_app, name="packs")
@@ -236,6 +254,26 @@ def kb_show(
     from .console import print_cause
 
     print_cause(Console(highlight=False), cause)
+
+
+@kb_app.command("search")
+def kb_search(
+    query: Annotated[str, typer.Argument(help="Words or a pasted message; quotes, brackets, colons and hyphens are fine.")],
+    limit: Annotated[int, typer.Option(help="At most this many results.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    packs: PacksOpt = None,
+) -> None:
+    """Full-text search of the knowledge base, best match first."""
+    from .kb import search
+
+    rows = search(load_packs(packs or []), query, limit)
+    if as_json:
+        _print_json([{k: r.get(k) for k in ("id", "severity", "tool", "title", "versions", "rank")} for r in rows])
+        return
+    from .console import print_search
+
+    print_search(Console(highlight=False), query, rows)
+    raise typer.Exit(0 if rows else 1)
 
 
 @kb_app.command("index")

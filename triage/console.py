@@ -177,3 +177,17 @@ def _num(value: float | None) -> str:
     if value is None:
         return ""
     return f"{value:g}" if abs(value) < 1e7 else f"{value:.3g}"
+
+
+def print_search(console: Console, query: str, rows: list[dict]) -> None:  # type: ignore[type-arg]
+    if not rows:
+        console.print(Text(f"No known cause mentions {query!r}.", style="bold"))
+        return
+    table = Table(title=Text(f"Known causes for {query!r}"), title_justify="left")
+    table.add_column("id", no_wrap=True)
+    table.add_column("severity")
+    table.add_column("title")
+    for r in rows:
+        table.add_row(Text(str(r["id"])), Text(str(r["severity"]), style=STYLE.get(str(r["severity"]), "")),
+                      Text(str(r["title"])))
+    console.print(table)

@@ -55,6 +55,21 @@ def closest_causes(text: str, packs: PackSet, limit: int = 3) -> list[tuple[Caus
     return [cs for cs in scored[:limit] if cs[1] > 0.2]
 
 
+def search(packs: PackSet, query: str, limit: int = 20) -> list[dict[str, Any]]:
+    """Ranked full-text search over titles, causes, workarounds and example lines.
+
+    Goes through the store's FTS table (an in-memory store here), the same one `runs` and reports read.
+    """
+    from .store import open_store
+
+    store = open_store(None)
+    try:
+        store.sync_causes(packs)
+        return store.search_causes(query, limit=limit)
+    finally:
+        store.close()
+
+
 def list_causes(packs: PackSet, tool: str | None = None) -> list[Cause]:
     causes = [c for c in packs.causes.values() if tool is None or c.tool == tool or c.id.startswith(f"{tool}/")]
     return sorted(causes, key=lambda c: (c.tool, SEVERITY_RANK[c.severity], c.id))

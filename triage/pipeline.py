@@ -13,6 +13,7 @@ from typing import Any
 
 from .model import ScanResult
 from .packs import PackSet
+from .outputs import chain_sinks
 from .scan import OnFinding, RawSink, Warn, scan_sources
 from .sources import Source, discover
 
@@ -32,20 +33,7 @@ class ScanOutcome:
     run_id: int | None = None
     duplicate: bool = False
     duration_s: float = 0.0
-
-
-def chain(*sinks: RawSink | None) -> RawSink | None:
-    live = [s for s in sinks if s is not None]
-    if not live:
-        return None
-    if len(live) == 1:
-        return live[0]
-
-    def both(source: Source, data: bytes) -> None:
-        for sink in live:
-            sink(source, data)
-
-    return both
+    keeper: Any = None  # the LogKeeper: content hashes (and kept text) of the inputs
 
 
 def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, jobs: int = 1,
@@ -66,17 +54,20 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
 
     sources = discover(list(paths), collect)
     all_sinks = list(sinks) + list(prepare(sources) if prepare else [])
-    keeper = None
-    if store is not None:
-        from .store import LogKeeper
+    from .store import LogKeeper
 
-        keeper = LogKeeper() if store.keep_log else LogKeeper(cap_bytes=0)
-        all_sinks.append(keeper.sink)
-    result = scan_sources(packs, sources, warn=collect, on_finding=on_finding, raw_sink=chain(*all_sinks),
+    # Hashes always (the JSON document carries them for `ingest`); kept text only for the store.
+    keeper = LogKeeper(keep=store is not None and store.keep_log)
+    files = [s for s in sources if s.path != "-"]
+    parallel = jobs > 1 and len(files) > 1 and len(files) == len(sources) and on_finding is None and not all_sinks
+    if not parallel:
+        all_sinks.append(keeper.sink)  # the pool's workers do not share the sink: files are hashed afterwards
+    result = scan_sources(packs, sources, warn=collect, on_finding=on_finding, raw_sink=chain_sinks(*all_sinks),
                           jobs=jobs)
+    keeper.complete(result.run.inputs)
     result.warnings = warnings
-    outcome = ScanOutcome(result, sources, duration_s=time.perf_counter() - started)
-    if store is not None and keeper is not None:
+    outcome = ScanOutcome(result, sources, duration_s=time.perf_counter() - started, keeper=keeper)
+    if store is not None:
         from .store import open_store
 
         db = open_store(store.db if store.db is not None else None, default=store.db is None)

@@ -27,6 +27,8 @@ STATUS_ORDER = {"failed": 0, "unknown": 1, "passed": 2}
 CLASSIFYING_SEVERITIES = ("error", "warning")  # an info cause does not explain a failure
 QOR_MIN_DELTA = 5.0  # percentage points: smaller utilization moves are noise, not a change
 TIMING_RESOURCES = ("wns", "tns", "whs", "ths", "slack")
+HIGHER_IS_BETTER = ("fmax",)
+KIND_ORDER = {"utilization": 0, "clock": 1, "timing": 2, "latency": 3, "interval": 4}
 NIGHTLY_RE = re.compile(r"^nightly-(\d{4}-\d{2}-\d{2})\.html$")
 
 _env: Environment | None = None
@@ -167,8 +169,8 @@ def _metric(m: Mapping[str, Any]) -> dict[str, Any]:
         percent = used / available * 100.0
     return {
         "resource": str(m.get("resource") or ""), "scope": str(m.get("scope") or ""),
-        "kind": str(m.get("kind") or ""), "path": str(m.get("path") or ""),
-        "used": used, "available": available, "percent": percent,
+        "kind": str(m.get("kind") or ""), "path": str(m.get("path") or ""), "line": m.get("line"),
+        "unit": str(m.get("unit") or ""), "used": used, "available": available, "percent": percent,
         "used_text": _fmt_number(used), "available_text": _fmt_number(available),
         "percent_text": "" if percent is None else f"{percent:.1f} %",
     }
@@ -176,7 +178,7 @@ def _metric(m: Mapping[str, Any]) -> dict[str, Any]:
 
 def _metrics_context(metrics: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Utilization rows get bars on a common scale (at least 0-100 %, wider when something is over)."""
-    rows = [_metric(m) for m in metrics]
+    rows = sorted((_metric(m) for m in metrics), key=lambda r: KIND_ORDER.get(r["kind"], len(KIND_ORDER)))
     bars = [r for r in rows if r["percent"] is not None]
     other = [r for r in rows if r["percent"] is None]
     scale = max([100.0] + [min(r["percent"], 400.0) for r in bars])
@@ -409,10 +411,14 @@ def _qor_change(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
         if (a < 0) == (b < 0) and abs(b - a) < 0.05:
             return None
         note = "turned negative" if a >= 0 > b else ("met again" if a < 0 <= b else "")
-        return {"before": _fmt_number(a), "after": _fmt_number(b), "worse": b < a, "note": note}
+        unit = f" {new['unit']}" if new["unit"] else ""
+        return {"before": _fmt_number(a) + unit, "after": _fmt_number(b) + unit, "worse": b < a, "note": note}
     if a and abs(b - a) / abs(a) * 100.0 < QOR_MIN_DELTA:
         return None
-    return {"before": _fmt_number(a), "after": _fmt_number(b), "worse": b > a, "note": ""}
+    unit = f" {new['unit']}" if new["unit"] else ""
+    higher_better = new["resource"].lower() in HIGHER_IS_BETTER
+    return {"before": _fmt_number(a) + unit, "after": _fmt_number(b) + unit, "worse": (b < a) if higher_better else (b > a),
+            "note": ""}
 
 
 def build_nightly_context(store: Any, since: datetime, until: datetime, periods: int = 10,
@@ -431,8 +437,12 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         raise TriageError("the report period is empty", hint="--since must lie before the end of the period")
     length = until - since
     periods = max(1, periods)
-    window_start = since - length * (periods - 1)
-    prev_start = since - length
+    floor = datetime(1970, 1, 1, tzinfo=UTC)
+    try:
+        window_start = max(floor, since - length * (periods - 1))
+        prev_start = max(floor, since - length)
+    except OverflowError:  # an absurd --since: the trend simply starts at the epoch
+        window_start = prev_start = floor
 
     all_runs = _runs_between(db, min(window_start, prev_start), until) if "runs" in db.table_names() else []
     findings = _findings_of(db, [r["id"] for r in all_runs])
@@ -452,8 +462,12 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     # Runs table ------------------------------------------------------------------------------------------
     unexplained_n: dict[int, int] = {}
     if current_ids and "unexplained" in db.table_names():
-        for row in db.query("select run_id, count(*) as n from unexplained group by run_id"):
-            if row["run_id"] in current_ids:
+        ids = sorted(current_ids)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in db.query(f"select run_id, count(*) as n from unexplained where run_id in ({marks})"
+                                " group by run_id", chunk):
                 unexplained_n[row["run_id"]] = row["n"]
     runs_ctx = []
     for r in current:

@@ -22,7 +22,7 @@ import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,11 +30,13 @@ from typing import Any, TypeVar
 from sqlite_utils import Database
 
 from .errors import InputError, StoreError, TriageError
+from .configs import Fact
 from .fingerprint import normalise
 from .formats import result_dict
+from .metrics import Metric
 from .model import Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from .packs import PackSet
-from .sources import STDIN, Source, open_binary
+from .sources import Source, open_binary
 
 T = TypeVar("T")
 
@@ -248,7 +250,7 @@ class LogKeeper:
 
     def __init__(self, cap_bytes: int = DEFAULT_LOG_CAP, keep: bool = True) -> None:
         self.cap_bytes = cap_bytes
-        self.keep = keep
+        self.keep = keep and cap_bytes > 0  # cap 0 is `--no-keep-log`: hash only
         self._sources: dict[str, _Kept] = {}
 
     def _entry(self, name: str) -> _Kept:
@@ -321,7 +323,7 @@ class LogKeeper:
 def scan_document(result: ScanResult, *, dimensions: Mapping[str, Any] | None = None, packs: PackSet | None = None,
                   duration_s: float | None = None, keeper: LogKeeper | None = None,
                   created: datetime | None = None) -> dict[str, Any]:
-    """The scan JSON document, with the run's dimensions, the inputs' sha256, metrics and the packs digest.
+    """The scan JSON document, with the run's dimensions, the inputs' sha256, the packs digest and timing.
 
     This is what `scan --format json` should print so that `ingest` on another machine round-trips.
     """
@@ -329,9 +331,6 @@ def scan_document(result: ScanResult, *, dimensions: Mapping[str, Any] | None = 
     hashes = keeper.hashes() if keeper is not None else {}
     for item in doc["run"]["inputs"]:
         item["sha256"] = hashes.get(item["path"])
-    metrics = getattr(result, "metrics", None)
-    if metrics is not None:
-        doc["metrics"] = [_plain(m) for m in metrics]
     if dimensions is not None:
         doc["dimensions"] = {k: dimensions.get(k) for k in DIMENSIONS}
     if packs is not None:
@@ -341,12 +340,6 @@ def scan_document(result: ScanResult, *, dimensions: Mapping[str, Any] | None = 
     if created is not None:
         doc["created"] = _iso(created)
     return doc
-
-
-def _plain(obj: Any) -> dict[str, Any]:
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return asdict(obj)
-    return dict(obj)
 
 
 def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
@@ -374,7 +367,13 @@ def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
     )
     unexplained = [Unexplained(u.get("path", ""), int(u.get("line") or 0), u.get("text", ""), int(u.get("count") or 1),
                                u.get("fingerprint", "")) for u in doc.get("unexplained") or []]
-    return ScanResult(info, [finding(f) for f in doc.get("findings") or []], unexplained, list(doc.get("warnings") or []))
+    metric_fields = {f.name for f in fields(Metric)}
+    metrics = [Metric(**{k: m.get(k) for k in metric_fields}) for m in doc.get("metrics") or []
+               if isinstance(m, Mapping) and m.get("resource") is not None]
+    facts = [Fact(str(f.get("source", "")), int(f.get("line") or 0), str(f.get("key", "")), str(f.get("value", "")),
+                  str(f.get("context", ""))) for f in doc.get("facts") or [] if isinstance(f, Mapping)]
+    return ScanResult(info, [finding(f) for f in doc.get("findings") or []], unexplained, list(doc.get("warnings") or []),
+                      metrics=metrics, facts=facts)
 
 
 def _flatten(findings: Iterable[Mapping[str, Any]], parent: str | None = None) -> Iterator[tuple[Mapping[str, Any], str | None]]:
@@ -798,8 +797,14 @@ def _materialise(folder: str, index: int, item: Mapping[str, Any]) -> Source:
     return _KeptSource(path, item.get("kind") or "log", os.path.getsize(path), shown=str(item["path"]))
 
 
-def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
-    """Open (creating and migrating as needed) the run database at `path`; None is an in-memory store."""
+def open_store(path: str | Path | None = None, *, create: bool = True, default: bool = False) -> Store:
+    """Open (creating and migrating as needed) the run database at `path`.
+
+    `path=None` is an in-memory store, or the default database (`default_db_path()`) when `default`.
+    `create=False` refuses to create a database that does not exist yet (for the reading commands).
+    """
+    if path is None and default:
+        path = default_db_path()
     where = ":memory:" if path is None else str(path)
     if path is not None and not create and not Path(path).exists():
         raise StoreError("no run database here yet", where=where,
