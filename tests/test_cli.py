@@ -28,7 +28,8 @@ def test_json_contract_on_piped_stdin() -> None:
     doc = json.loads(result.stdout)
     assert set(doc) >= {"run", "findings", "unexplained"}
     assert set(doc["run"]) >= {"tool", "tool_version", "inputs", "status"}
-    assert doc["run"]["inputs"] == [{"path": "<stdin>", "kind": "log", "lines": 7, "bytes": 368}]
+    (info,) = doc["run"]["inputs"]
+    assert {k: info[k] for k in ("path", "kind", "lines", "bytes")} == {"path": "<stdin>", "kind": "log", "lines": 7, "bytes": 368}
     f = doc["findings"][0]
     assert set(f) >= {"id", "severity", "title", "cause", "workaround", "references", "count", "evidence"}
     assert f["id"] == "dfc/perf-flow-manual-resources"

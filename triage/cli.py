@@ -90,7 +90,8 @@ def scan(
     pack_set = load_packs(packs or [])
     dims = dimensions(label=label, model=model, branch=branch, commit=commit, device=device)
     store = None if no_store else StoreOptions(db=db, force=force, keep_log=keep_log, dimensions=dims)
-    streams = _Streams(fmt, output, tee, pack_set, dims)
+    streams = _Streams(fmt, output, tee, pack_set, dims, fail_on.value,
+                       folders=any(p != "-" and Path(p).is_dir() for p in paths))
     outcome = run_scan(paths, pack_set, warn=_warn, jobs=jobs or (os.cpu_count() or 1), store=store,
                        on_finding=streams.on_finding, sinks=streams.sinks(), prepare=streams.prepare)
     streams.finish(outcome)
@@ -105,8 +106,10 @@ def scan(
 class _Streams:
     """Where the output goes: the chosen format at the end, or streamed (jsonl, --tee) while scanning."""
 
-    def __init__(self, fmt: Format, output: Optional[Path], tee: bool, pack_set, dims: dict) -> None:  # type: ignore[no-untyped-def,type-arg]
+    def __init__(self, fmt: Format, output: Optional[Path], tee: bool, pack_set, dims: dict,  # type: ignore[no-untyped-def,type-arg]
+                 fail_on: str, folders: bool) -> None:
         self.fmt, self.output, self.tee, self.packs, self.dims = fmt, output, tee, pack_set, dims
+        self.fail_on, self.folders = fail_on, folders
         self.handle = None
         self.streamer = None
         self.teer = None
@@ -114,7 +117,8 @@ class _Streams:
         if fmt is Format.jsonl:
             from .outputs import JsonlStream
 
-            self.handle = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
+            # never mix JSON Lines into the teed log on stdout
+            self.handle = open(output, "w", encoding="utf-8") if output else (sys.stderr if tee else sys.stdout)  # noqa: SIM115
             self.streamer = JsonlStream(self.handle)
         if tee:
             from .outputs import TeeWriter
@@ -131,11 +135,12 @@ class _Streams:
             self.streamer.on_finding(cause, evidence)
 
     def prepare(self, sources) -> list:  # type: ignore[no-untyped-def,type-arg]
-        from .outputs import NoProgress, progress_for
+        from .outputs import progress_for
 
-        self.progress = progress_for(sources, stderr_is_tty=sys.stderr.isatty(), tee=self.tee)
+        self.progress = progress_for(sources, stderr_is_tty=sys.stderr.isatty(), tee=self.tee, folders=self.folders,
+                                     console=err)
         self.progress.__enter__()
-        return [] if isinstance(self.progress, NoProgress) else [self.progress.sink]
+        return [self.progress.sink] if self.progress.active else []
 
     def finish(self, outcome) -> None:  # type: ignore[no-untyped-def]
         if self.progress is not None:
@@ -143,7 +148,7 @@ class _Streams:
         result = outcome.result
         if self.streamer is not None:
             self.streamer.finish(result)
-            if self.handle is not sys.stdout:
+            if self.handle not in (sys.stdout, sys.stderr):
                 self.handle.close()
             return
         if self.fmt is Format.text:
@@ -165,7 +170,7 @@ class _Streams:
         else:
             from .outputs import render
 
-            text = render(result, self.fmt.value, self.packs)
+            text = render(result, self.fmt.value, self.packs, fail_on=self.fail_on)
         if self.output:
             self.output.write_text(text, encoding="utf-8")
         elif self.tee:
@@ -327,7 +332,8 @@ def _root(
 def main() -> None:
     """Entry point: one place turns a `TriageError` into a one-line message and exit code 2."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # returns the exit code instead of raising it
+        sys.exit(code if isinstance(code, int) else 0)
     except TriageError as exc:
         err.print(exc.render(), markup=False, highlight=False)
         sys.exit(exc.exit_code)

@@ -7,7 +7,6 @@ cut at line ends, decoded with replacement, stripped of ANSI escapes, with CRLF/
 from __future__ import annotations
 
 import fnmatch
-import gzip
 import io
 import os
 import stat
@@ -26,7 +25,8 @@ BLOCK_BYTES = 1 << 20
 LINE_CAP = 1 << 20  # matching looks at the first MiB of a longer line
 STDIN = "-"
 
-ANSI_RE = regex.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+# CSI and OSC sequences, two-character escapes, and any stray ESC left over (a cut-off sequence)
+ANSI_RE = regex.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x1b")
 
 # Files picked when walking a folder (an explicitly named file is always scanned).
 RECOGNISED = (
@@ -147,8 +147,51 @@ def open_binary(source: Source) -> BinaryIO:
     except OSError as exc:
         raise InputError(f"cannot read {source.display}: {exc.strerror}") from None
     if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
+        return _Gunzip(buffered)  # type: ignore[return-value]
     return buffered
+
+
+class _Gunzip:
+    """Streaming gunzip that keeps every byte it could decompress when the file is cut short.
+
+    `gzip.GzipFile.read` drops the data of a read that hits a truncated end; here that data is returned
+    first and the truncation is raised on the following read.
+    """
+
+    def __init__(self, raw: BinaryIO, chunk: int = 1 << 16) -> None:
+        self.raw = raw
+        self.chunk = chunk
+        self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self.pending = b""
+        self.truncated = False
+        self.done = False
+
+    def read(self, size: int) -> bytes:
+        while len(self.pending) < size and not self.done:
+            data = self.raw.read(self.chunk)
+            if not data:
+                self.done = True
+                self.truncated = not self.inflate.eof
+                break
+            self.pending += self.inflate.decompress(data)
+            while self.inflate.eof and self.inflate.unused_data:  # a multi-member gzip file
+                rest = self.inflate.unused_data
+                self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                self.pending += self.inflate.decompress(rest)
+        if not self.pending and self.truncated:
+            self.truncated = False
+            raise EOFError("truncated gzip")
+        out, self.pending = self.pending[:size], self.pending[size:]
+        return out
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def __enter__(self) -> _Gunzip:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def clean_text(chunk: bytes) -> str:
@@ -171,8 +214,9 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
     line_no = 1
     while True:
         try:
-            raw = stream.read(block_bytes)
-        except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as exc:
+            # read1: return what a pipe has now, so findings appear while the build still runs
+            raw = stream.read1(block_bytes) if hasattr(stream, "read1") else stream.read(block_bytes)
+        except (EOFError, zlib.error, OSError) as exc:
             stats.truncated = True
             warn(f"{display}: input ends early ({_why(exc)}); scanned the {stats.lines} lines that were readable")
             raw = b""
