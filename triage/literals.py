@@ -100,3 +100,32 @@ def gate_literals(pattern: str, ignore_case: bool = False, minimum: int = 4) -> 
             return None
         out.append(best)
     return out
+
+
+def repeat_product(pattern: str) -> int:
+    """The largest number of copies a counted repeat expands to (`(?:x{1000}){1000}` -> 1,000,000).
+
+    Both regex engines expand counted repeats at compile time, so a pack must be checked before compiling.
+    Unbounded repeats (`*`, `+`, `{3,}`) count as their minimum. 0 when the pattern does not parse here.
+    """
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, OverflowError, RecursionError, TypeError, ValueError):
+        return 0
+    return _max_product(list(parsed))
+
+
+def _max_product(items: list[tuple[Any, Any]]) -> int:
+    best = 1
+    for op, arg in items:
+        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
+            lo, hi, body = arg
+            count = hi if hi < _OPEN_ENDED else lo
+            best = max(best, max(count, 1) * _max_product(list(body)))
+        elif op is sre_c.SUBPATTERN:
+            best = max(best, _max_product(list(arg[-1])))
+        elif op is sre_c.BRANCH:
+            best = max([best] + [_max_product(list(b)) for b in arg[1]])
+        elif op in (sre_c.ASSERT, sre_c.ASSERT_NOT):
+            best = max(best, _max_product(list(arg[1])))
+    return best

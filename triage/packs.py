@@ -22,7 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .errors import PackError
-from .literals import required_literal
+from .literals import repeat_product, required_literal
 from .model import SEVERITIES
 
 ID_RE = std_re.compile(r"^[a-z0-9_]+/[a-z0-9][a-z0-9_.-]*$")
@@ -35,6 +35,7 @@ STATUSES = ("stable", "deprecated", "removed")
 MIN_LITERAL = 4
 MAX_PACK_BYTES = 4 * 1024 * 1024
 MAX_PATTERN_CHARS = 4000
+MAX_REPEAT_PRODUCT = 10000
 REGEX_TIMEOUT_S = 0.25
 CONDITION_RE = std_re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
 
@@ -271,6 +272,10 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
     if len(pattern) > MAX_PATTERN_CHARS:
         chk.fail(f"regex is {len(pattern)} characters (limit {MAX_PATTERN_CHARS})", line, cause_id,
                  hint="split an enormous alternation into several signatures or causes")
+    repeats = repeat_product(pattern)
+    if repeats > MAX_REPEAT_PRODUCT:
+        chk.fail(f"regex repeats up to {repeats} times (limit {MAX_REPEAT_PRODUCT})", line, cause_id,
+                 hint="counted repeats such as {1000} are expanded when the regex is compiled; use + or * or a smaller count")
     ignore_case = bool(raw.get("ignore_case", False))
     try:
         compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
