@@ -15,6 +15,7 @@ def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     """Every test gets its own database and no user packs: nothing leaks from the developer's machine."""
     monkeypatch.setenv("TRIAGE_DB", str(tmp_path_factory.mktemp("db") / "triage.db"))
     monkeypatch.delenv("TRIAGE_PACKS", raising=False)
+    monkeypatch.setenv("TRIAGE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "pack-cache"))
     monkeypatch.chdir(ROOT)
 
 

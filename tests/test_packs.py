@@ -104,3 +104,24 @@ def test_user_pack_loads_through_the_same_loader(tmp_path: Path) -> None:
     packs = load_packs(extra=[tmp_path])
     assert "mine/license" in packs.causes and len(packs.causes) == len(PACKS.causes) + 1
     assert packs.digest != PACKS.digest
+
+
+def test_pack_cache_is_used_and_invalidated_by_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIAGE_CACHE_DIR", str(tmp_path / "cache"))
+    pack = tmp_path / "packs" / "mine.yaml"
+    pack.parent.mkdir()
+    body = ("pack: mine\ntool: vivado\ncauses:\n  - id: mine/x\n    title: {title}\n    severity: error\n"
+            "    cause: A cause long enough to be a real explanation of the failure.\n"
+            "    workaround: A workaround long enough to say what to change in the build.\n"
+            "    signatures:\n      - regex: 'frobnicator exploded'\n        match: ['ERROR: frobnicator exploded']\n")
+    pack.write_text(body.format(title="First title"))
+    first = load_packs(extra=[pack.parent], builtin=False)
+    assert len(list((tmp_path / "cache").glob("packs-*.pickle"))) == 1
+    again = load_packs(extra=[pack.parent], builtin=False)
+    assert again.causes["mine/x"].title == "First title" and again.digest == first.digest
+    pack.write_text(body.format(title="Second title"))
+    changed = load_packs(extra=[pack.parent], builtin=False)
+    assert changed.causes["mine/x"].title == "Second title" and changed.digest != first.digest
+    pack.write_text(body.format(title="Third title").replace("frobnicator exploded']", "nothing here']"))
+    with pytest.raises(Exception, match="is not in example|example does not match"):
+        load_packs(extra=[pack.parent], builtin=False)

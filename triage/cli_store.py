@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .packs import load_packs
-from .store import RecordOutcome, RetriageChange, default_db_path, open_store, result_from_doc
+from . import store as _store
 
 DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Run database (default: TRIAGE_DB, else the user data folder).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -37,7 +37,7 @@ def _dump(data: Any) -> None:
 
 
 def _db(db: Path | None) -> Path:
-    return db if db is not None else default_db_path()
+    return db if db is not None else _store.default_db_path()
 
 
 @runs_app.command("list")
@@ -51,7 +51,7 @@ def runs_list(
     db: DbOpt = None,
 ) -> None:
     """List stored runs, newest first."""
-    with open_store(_db(db), create=False) as store:
+    with _store.open_store(_db(db), create=False) as store:
         rows = store.runs(since=since, tool=tool, status=status, label=label, limit=limit or None)
     if as_json:
         _dump(rows)
@@ -66,7 +66,7 @@ def runs_show(
     db: DbOpt = None,
 ) -> None:
     """Show one stored run: its dimensions, inputs and findings with evidence."""
-    with open_store(_db(db), create=False) as store:
+    with _store.open_store(_db(db), create=False) as store:
         run = store.run(run_id)
     if as_json:
         _dump(run)
@@ -81,8 +81,8 @@ def ingest(
     db: DbOpt = None,
 ) -> None:
     """Store scan results made elsewhere (e.g. by CI jobs) in the run database."""
-    outcomes: list[tuple[Path, RecordOutcome]] = []
-    with open_store(_db(db)) as store:
+    outcomes: list[tuple[Path, _store.RecordOutcome]] = []
+    with _store.open_store(_db(db)) as store:
         for path in files:
             outcomes.append((path, store.ingest_file(path, force=force)))
     if as_json:
@@ -105,7 +105,7 @@ def retriage(
 ) -> None:
     """Re-classify stored runs from their kept logs with the current packs; show what changed per run."""
     pack_set = load_packs(packs or [])
-    with open_store(_db(db), create=False) as store:
+    with _store.open_store(_db(db), create=False) as store:
         changes = store.retriage(pack_set, since=since, force=force)
     if as_json:
         _dump([{"run_id": c.run_id, "added": c.added, "removed": c.removed, "status_before": c.status_before,
@@ -147,10 +147,10 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
     head.add_row(Text("logs kept"), Text(f"{len(kept)} of {len(run.get('inputs') or [])} inputs"))
     out.print(head)
     out.print()
-    print_result(out, result_from_doc(run["result"]))
+    print_result(out, _store.result_from_doc(run["result"]))
 
 
-def print_retriage(out: Console, changes: list[RetriageChange]) -> None:
+def print_retriage(out: Console, changes: list[_store.RetriageChange]) -> None:
     changed = [c for c in changes if c.changed and not c.skipped]
     skipped = [c for c in changes if c.skipped]
     for c in changed:

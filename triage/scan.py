@@ -289,13 +289,24 @@ def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
     has_log = any(r.info.kind == "log" and r.info.lines for r in results)
     findings = _findings(packs, hits, detection, has_log, bool(unexplained), facts)
     run = RunInfo(
-        tool=detection.tool, tool_version=detection.version, phase=detection.phase, part=detection.part,
+        tool=_tool(detection, findings), tool_version=detection.version, phase=detection.phase, part=detection.part,
         inputs=[r.info for r in results],
     )
     ordered_unexplained = sorted(unexplained.values(), key=lambda u: (_source_order(results, u.path), u.line))
     run.status = _status(findings, ordered_unexplained, detection)
     return ScanResult(run=run, findings=findings, unexplained=ordered_unexplained, warnings=warnings,
                       metrics=metrics, facts=facts)
+
+
+def _tool(detection: Detection, findings: list[Finding]) -> str:
+    """The detected tool; failing that, the tool of the findings (an excerpt often lacks the banner)."""
+    if detection.tool != "unknown":
+        return detection.tool
+    counts: dict[str, int] = {}
+    for f in findings:
+        if f.tool not in ("any", "hls"):
+            counts[f.tool] = counts.get(f.tool, 0) + 1
+    return max(sorted(counts.items()), key=lambda kv: kv[1])[0] if counts else "unknown"
 
 
 def _source_order(results: list[SourceResult], path: str) -> int:

@@ -25,9 +25,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlite_utils import Database
+if TYPE_CHECKING:  # imported where a database is opened: `scan --no-store` never pays for it
+    from sqlite_utils import Database
 
 from .errors import InputError, StoreError, TriageError
 from .configs import Fact
@@ -51,7 +52,7 @@ STDIN_NAME = "<stdin>"
 # ---------------------------------------------------------------------------------------------------------
 # Migrations: append only. Each receives the sqlite-utils Database inside the open transaction.
 
-Migration = Callable[[Database], None]
+Migration = Callable[["Database"], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
 
 
@@ -815,6 +816,8 @@ def open_store(path: str | Path | None = None, *, create: bool = True, default: 
         else:
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(Path(path).expanduser()), timeout=BUSY_TIMEOUT_S)
+        from sqlite_utils import Database
+
         db = Database(conn)
     except OSError as exc:
         raise StoreError(f"cannot create the folder for the run database: {exc.strerror}", where=where) from None
