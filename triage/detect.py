@@ -95,6 +95,11 @@ class CompiledRule:
     compiled: regex.Pattern[str]
     literals: list[str]
 
+    @property
+    def passive(self) -> bool:
+        """Only names a tool, a version or a part: once those are known the rule has nothing to add."""
+        return not (self.rule.phase or self.rule.exit or self.rule.banner)
+
 
 def compile_rules() -> list[CompiledRule]:
     out = []
@@ -119,6 +124,14 @@ class Detection:
     phases_done: set[str] = field(default_factory=set)
     last_done_phase: str | None = None
     ended: bool = False
+
+    def saturated(self, rule: CompiledRule) -> bool:
+        """True when a passive rule cannot change what is known (saves a regex on frequent lines)."""
+        groups = rule.compiled.groupindex
+        tool = rule.rule.tool
+        return (("version" not in groups or (tool or "") in self.versions)
+                and ("part" not in groups or self.part is not None)
+                and (tool is None or self.tools.get(tool, 0) >= 20))
 
     def feed(self, rule: Rule, groups: dict[str, str]) -> None:
         if rule.tool:

@@ -80,26 +80,49 @@ def _flatten_group(items: list[tuple[Any, Any]]) -> list[str] | None:
 def gate_literals(pattern: str, ignore_case: bool = False, minimum: int = 4) -> list[str] | None:
     """Literals of which every match contains at least one: one per branch of a top-level alternation.
 
-    None when some branch has no literal of `minimum` characters (such a pattern must declare one).
+    The pattern is split at its top-level `|` before parsing, because the parser factors a prefix shared by
+    the branches out of them (`[HLS 200-111] Finished A|[HLS 200-111] Finished B` would otherwise gate on
+    the common, frequent prefix only). None when some branch has no literal of `minimum` characters.
     """
-    try:
-        parsed = sre_parse.parse(pattern, re.IGNORECASE if ignore_case else 0)
-    except (re.error, OverflowError, RecursionError, TypeError, ValueError):
-        return None
-    items = list(parsed)
-    branches = [items]
-    if len(items) == 1 and items[0][0] is sre_c.BRANCH:
-        branches = [list(b) for b in items[0][1][1]]
-    elif len(items) == 1 and items[0][0] is sre_c.SUBPATTERN and len(list(items[0][1][-1])) == 1 \
-            and list(items[0][1][-1])[0][0] is sre_c.BRANCH:
-        branches = [list(b) for b in list(items[0][1][-1])[0][1][1]]
     out = []
-    for branch in branches:
-        best = max(_literal_runs(branch), key=len, default="")
-        if len(best) < minimum:
+    for branch in split_top_level(pattern):
+        best = required_literal(branch, ignore_case) if branch else None
+        if best is None or len(best) < minimum:
             return None
         out.append(best)
     return out
+
+
+def split_top_level(pattern: str) -> list[str]:
+    """`a|b(c|d)|[|]` -> ['a', 'b(c|d)', '[|]']; inline global flags like `(?i)` stay with every branch."""
+    flags = ""
+    m = re.match(r"^\(\?[aiLmsux]+\)", pattern)
+    if m:
+        flags, pattern = m.group(0), pattern[m.end():]
+    parts, depth, in_class, start, i = [], 0, False, 0, 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "]":
+                i += 1
+            elif pattern[i + 1:i + 3] == "^]":
+                i += 2
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    return [flags + p for p in parts]
 
 
 def repeat_product(pattern: str) -> int:

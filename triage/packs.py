@@ -24,7 +24,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .errors import PackError
-from .literals import repeat_product, required_literal
+from .literals import gate_literals, repeat_product
 from .model import SEVERITIES
 
 ID_RE = std_re.compile(r"^[a-z0-9_]+/[a-z0-9][a-z0-9_.-]*$")
@@ -99,15 +99,23 @@ class Signature:
     index: int
     pattern: str
     compiled: regex.Pattern[str]
-    literal: str
+    literal: str  # the declared literal, or the first derived one
     ignore_case: bool
     where: dict[str, Condition]
+    literals: tuple[str, ...] = ()  # every match contains at least one (one per top-level branch)
+
+    def __post_init__(self) -> None:
+        if not self.literals:
+            self.literals = (self.literal,)
 
     def match(self, line: str) -> dict[str, str] | None:
         """Captures of the first match in `line` that satisfies the conditions, else None.
 
         Raises TimeoutError when the regex exceeds its time bound.
         """
+        if not self.where:
+            m = self.compiled.search(line, timeout=REGEX_TIMEOUT_S)
+            return None if m is None else {k: v for k, v in m.groupdict().items() if v is not None}
         for m in self.compiled.finditer(line, timeout=REGEX_TIMEOUT_S):
             caps = {k: v for k, v in m.groupdict().items() if v is not None}
             if all(cond.holds(caps.get(name)) for name, cond in self.where.items()):
@@ -297,11 +305,13 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
         chk.fail("regex has an unnamed capturing group", line, cause_id,
                  hint="use (?P<name>...) to capture and (?:...) to group")
     literal = raw.get("literal")
+    literals: list[str] | None = [literal] if isinstance(literal, str) else None
     if literal is None:
-        literal = required_literal(pattern, ignore_case)
-        if literal is None or len(literal) < MIN_LITERAL:
+        literals = gate_literals(pattern, ignore_case, MIN_LITERAL)
+        if not literals:
             chk.fail("cannot derive a literal of 4+ characters from the regex", line, cause_id,
                      hint="declare `literal:` — a substring every matching line contains")
+        literal = literals[0]
     elif not isinstance(literal, str) or len(literal) < MIN_LITERAL:
         chk.fail(f"literal must be text of at least {MIN_LITERAL} characters", line, cause_id)
     where: dict[str, Condition] = {}
@@ -314,7 +324,7 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
         if name not in compiled.groupindex:
             chk.fail(f"condition on '{name}', which the regex does not capture", line, cause_id)
         where[name] = Condition(m.group(1), float(m.group(2)))
-    sig = Signature(cause_id, index, pattern, compiled, literal, ignore_case, where)
+    sig = Signature(cause_id, index, pattern, compiled, literal, ignore_case, where, tuple(literals or [literal]))
     _check_examples(chk, raw, sig, line)
     return sig
 
@@ -324,7 +334,7 @@ def _check_examples(chk: _Checker, raw: dict[str, Any], sig: Signature, line: in
     if not isinstance(matches, list) or not matches:
         chk.fail("signature has no 'match' examples", line, sig.cause_id,
                  hint="add at least one real log line the regex must match")
-    folded_literal = sig.literal.casefold() if sig.ignore_case else sig.literal
+    folded = [lit.casefold() if sig.ignore_case else lit for lit in sig.literals]
     for example in matches:
         captures: dict[str, Any] = {}
         if isinstance(example, dict):
@@ -334,8 +344,10 @@ def _check_examples(chk: _Checker, raw: dict[str, Any], sig: Signature, line: in
         if not isinstance(example, str):
             chk.fail("a match example must be text (or {text, captures})", line, sig.cause_id)
         haystack = example.casefold() if sig.ignore_case else example
-        if folded_literal not in haystack:
-            chk.fail(f"literal {sig.literal!r} is not in example {example!r}", line, sig.cause_id,
+        if not any(lit in haystack for lit in folded):
+            shown = sig.literal if len(sig.literals) == 1 else " or ".join(map(repr, sig.literals))
+            chk.fail(f"literal {shown!r} is not in example {example!r}" if len(sig.literals) == 1
+                     else f"none of the literals {shown} is in example {example!r}", line, sig.cause_id,
                      hint="the literal must occur in every matching line; fix `literal:`")
         try:
             got = sig.match(example)

@@ -26,7 +26,8 @@ CONTEXT = 3
 MAX_EVIDENCE = 5
 MAX_UNEXPLAINED = 500
 TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many lines below it
-WHOLE_TEXT_CAP = 8 << 20  # reports and configs are read whole (they are small) up to this size
+WHOLE_TEXT_CAP = 8 << 20
+MAX_LOG_METRICS = 1000  # reports and configs are read whole (they are small) up to this size
 
 # Lines that look like errors: kept as "unexplained" when no signature explains them.
 ERROR_LITERALS = ("ERROR", "[error]", "Traceback (most recent call last)", "Exception:", "Error:",
@@ -77,8 +78,9 @@ class Matcher:
         literals: list[tuple[str, bool]] = []
         self.targets: list[_Target] = []
         for sig in packs.signatures:
-            literals.append((sig.literal, sig.ignore_case))
-            self.targets.append(_Target(signature=sig))
+            for lit in sig.literals:
+                literals.append((lit, sig.ignore_case))
+                self.targets.append(_Target(signature=sig))
         for rule in compile_rules():
             for lit in rule.literals:
                 literals.append((lit, bool(rule.compiled.flags & regex.IGNORECASE)))
@@ -116,6 +118,7 @@ class _SourceScan:
         self.awaiting: list[Evidence] = []  # evidence still missing lines of after-context
         self.open_tracebacks: list[tuple[int, str]] = []
         self.metrics: list[Metric] = []
+        self.metric_index: dict[tuple[str, str, str], int] = {}
         self.metric_stream = MetricStream(self.path)
         self.whole: list[str] | None = [] if source.kind in ("report", "config") else None
         self.whole_size = 0
@@ -200,9 +203,12 @@ class _SourceScan:
                     self._record(sig, lines, idx, line_no, text, caps)
             elif target.metric:
                 if self.whole is None and not metric_done:
-                    self.metrics.extend(self.metric_stream.feed(text, line_no))
+                    for metric in self.metric_stream.feed(text, line_no):
+                        self._metric(metric)
                 metric_done = True
             elif target.rule is not None:
+                if target.rule.passive and self.detection.saturated(target.rule):
+                    continue
                 try:
                     m = target.rule.compiled.search(text, timeout=0.25)
                 except TimeoutError:
@@ -215,6 +221,16 @@ class _SourceScan:
             self.open_tracebacks = [(ln, fp) for ln, fp in self.open_tracebacks if line_no - ln > TRACEBACK_REACH]
         elif error_like and self.source.kind != "config" and ERROR_LINE.search(text):
             self._unexplained(line_no, text)
+
+    def _metric(self, metric: Metric) -> None:
+        """Logs repeat their tables (every partition attempt, every context): keep the latest figure per
+        resource and scope, in a bounded table, so memory does not grow with the log."""
+        key = (metric.kind, metric.scope, metric.resource)
+        if key in self.metric_index:
+            self.metrics[self.metric_index[key]] = metric
+        elif len(self.metrics) < MAX_LOG_METRICS:
+            self.metric_index[key] = len(self.metrics)
+            self.metrics.append(metric)
 
     def _record(self, sig: Signature, lines: list[str], idx: int, line_no: int, text: str, caps: dict[str, str]) -> None:
         hits = self.hits.get(sig.cause_id)

@@ -198,7 +198,9 @@ def clean_text(chunk: bytes) -> str:
     """Decode and normalise a chunk of whole lines: UTF-8 with replacement, no ANSI, LF only, no NUL."""
     text = chunk.decode("utf-8", "replace")
     if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        text = text.replace("\r\n", "\n")
+        if "\r" in text:  # lone CRs (progress redraws) are rarer than CRLF: a second pass only if needed
+            text = text.replace("\r", "\n")
     if "\x1b" in text:
         text = ANSI_RE.sub("", text)
     if "\x00" in text:

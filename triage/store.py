@@ -14,11 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import random
 import re
 import socket
 import sqlite3
 import tempfile
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -253,6 +255,8 @@ class LogKeeper:
         self.cap_bytes = cap_bytes
         self.keep = keep and cap_bytes > 0  # cap 0 is `--no-keep-log`: hash only
         self._sources: dict[str, _Kept] = {}
+        self._queue: queue.Queue[tuple[str, bytes] | None] | None = None
+        self._worker: threading.Thread | None = None
 
     def _entry(self, name: str) -> _Kept:
         entry = self._sources.get(name)
@@ -261,7 +265,24 @@ class LogKeeper:
         return entry
 
     def sink(self, source: Source, data: bytes) -> None:
-        self.feed(source.display, data)
+        """Hash and compress on a second thread: sha256 and zlib release the GIL, so this costs the scan
+        almost nothing on a machine with two cores. The queue is short, so memory stays bounded."""
+        if self._queue is None:
+            self._queue = queue.Queue(maxsize=8)
+            self._worker = threading.Thread(target=self._work, args=(self._queue,), daemon=True)
+            self._worker.start()
+        self._queue.put((source.display, data))
+
+    def _work(self, q: queue.Queue[tuple[str, bytes] | None]) -> None:
+        while (item := q.get()) is not None:
+            self.feed(*item)
+
+    def drain(self) -> None:
+        """Wait until every byte handed to `sink` is hashed and kept."""
+        if self._queue is not None and self._worker is not None:
+            self._queue.put(None)
+            self._worker.join()
+            self._queue, self._worker = None, None
 
     def feed(self, name: str, data: bytes) -> None:
         entry = self._entry(name)
@@ -284,13 +305,16 @@ class LogKeeper:
                 self.feed(name, chunk)
 
     def seen(self, name: str) -> bool:
+        self.drain()
         return name in self._sources
 
     def hashes(self) -> dict[str, str]:
+        self.drain()
         return {name: e.sha.hexdigest() for name, e in self._sources.items()}
 
     def logs(self) -> dict[str, tuple[bytes | None, bool]]:
         """name -> (zlib-compressed bytes or None when not kept, truncated)."""
+        self.drain()
         out: dict[str, tuple[bytes | None, bool]] = {}
         for name, e in self._sources.items():
             if not e.keep:
@@ -309,6 +333,7 @@ class LogKeeper:
 
     def complete(self, inputs: Iterable[InputInfo]) -> None:
         """Hash (and keep) the file inputs the sink did not see; stdin cannot be read twice."""
+        self.drain()
         for info in inputs:
             if not self.seen(info.path) and info.path != STDIN_NAME and os.path.isfile(info.path):
                 try:
