@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
+import re
 import stat
 import sys
 import zlib
@@ -17,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-import regex
 
 from .errors import InputError
 
@@ -26,7 +26,8 @@ LINE_CAP = 1 << 20  # matching looks at the first MiB of a longer line
 STDIN = "-"
 
 # CSI and OSC sequences, two-character escapes, and any stray ESC left over (a cut-off sequence)
-ANSI_RE = regex.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x1b")
+ANSI_RE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x1b")
+CR_RE = re.compile(rb"\r\n?")
 
 # Files picked when walking a folder (an explicitly named file is always scanned).
 RECOGNISED = (
@@ -195,14 +196,16 @@ class _Gunzip:
 
 
 def clean_text(chunk: bytes) -> str:
-    """Decode and normalise a chunk of whole lines: UTF-8 with replacement, no ANSI, LF only, no NUL."""
+    """Decode and normalise a chunk of whole lines: UTF-8 with replacement, no ANSI, LF only, no NUL.
+
+    Line ends and escapes are handled on the bytes with one regex pass each (several times faster than
+    `str.replace` chains on large blocks); the checks for their presence are memchr-fast.
+    """
+    if b"\r" in chunk:
+        chunk = CR_RE.sub(b"\n", chunk)
+    if b"\x1b" in chunk:
+        chunk = ANSI_RE.sub(b"", chunk)
     text = chunk.decode("utf-8", "replace")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-        if "\r" in text:  # lone CRs (progress redraws) are rarer than CRLF: a second pass only if needed
-            text = text.replace("\r", "\n")
-    if "\x1b" in text:
-        text = ANSI_RE.sub("", text)
     if "\x00" in text:
         text = text.replace("\x00", "\u2400")
     return text
