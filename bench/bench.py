@@ -63,7 +63,7 @@ def measure(cmd: list[str], env: dict[str, str], out: Path, stdin: Path | None =
     """Wall time and this child's own peak RSS (os.wait4 gives per-child rusage)."""
     with out.open("wb") as fh, (stdin.open("rb") if stdin else open(os.devnull, "rb")) as inp:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.PIPE if False else subprocess.DEVNULL,
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.DEVNULL,
                                 stdin=inp, env=env, cwd=ROOT)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start

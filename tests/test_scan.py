@@ -155,3 +155,26 @@ def test_gate_candidates_match_naive_search() -> None:
     gate = PythonGate(literals)
     got = gate.candidates(text)
     assert got == {2: {0, 2}, 3: {1}, 4: {3}}
+
+
+def test_one_large_file_split_across_processes_equals_the_serial_scan(packs, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    from triage import split
+
+    real = []
+    for rel in ("logs/hls/013-", "dfc/cases/043-", "hls/cases/005-", "logs/vivado/212-", "dfc/cases/006-"):
+        real += corpus(rel).read_bytes().splitlines(keepends=True)
+    rng = random.Random(7)
+    log = tmp_path / "big.log"
+    log.write_bytes(b"".join(rng.choice(real) for _ in range(60000)))
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1000)
+    assert len(split.plan_ranges(str(log), 3)) == 3
+    serial = scan_paths([str(log)], packs, jobs=1)
+    parallel = scan_paths([str(log)], packs, jobs=3)
+    assert serial.findings and serial.run.inputs[0].lines == parallel.run.inputs[0].lines
+    assert [f.id for f in serial.all_findings()] == [f.id for f in parallel.all_findings()]
+    assert [(f.count, [(e.line, e.text, e.before, e.after) for e in f.evidence]) for f in serial.all_findings()] == \
+        [(f.count, [(e.line, e.text, e.before, e.after) for e in f.evidence]) for f in parallel.all_findings()]
+    assert serial.run == parallel.run

@@ -93,7 +93,7 @@ def scan(
     streams = _Streams(fmt, output, tee, pack_set, dims, fail_on.value,
                        folders=any(p != "-" and Path(p).is_dir() for p in paths))
     outcome = run_scan(paths, pack_set, warn=_warn, jobs=jobs or (os.cpu_count() or 1), store=store,
-                       on_finding=streams.on_finding, sinks=streams.sinks(), prepare=streams.prepare)
+                       on_finding=streams.finding_callback(), sinks=streams.sinks(), prepare=streams.prepare)
     streams.finish(outcome)
     if html is not None:
         from .report import write_result_report
@@ -127,6 +127,10 @@ class _Streams:
 
     def sinks(self) -> list:  # type: ignore[type-arg]
         return [self.teer.sink] if self.teer else []
+
+    def finding_callback(self):  # type: ignore[no-untyped-def]
+        """None unless findings are streamed: a callback keeps the scan in one process."""
+        return self.on_finding if (self.teer or self.streamer) else None
 
     def on_finding(self, cause, evidence) -> None:  # type: ignore[no-untyped-def]
         if self.teer:

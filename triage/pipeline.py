@@ -14,7 +14,7 @@ from typing import Any
 from .model import ScanResult
 from .packs import PackSet
 from .outputs import chain_sinks
-from .scan import OnFinding, RawSink, Warn, scan_sources
+from .scan import OnFinding, RawSink, Warn, runs_in_parallel, scan_sources
 from .sources import Source, discover
 
 
@@ -58,8 +58,7 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
 
     # Hashes always (the JSON document carries them for `ingest`); kept text only for the store.
     keeper = LogKeeper(keep=store is not None and store.keep_log)
-    files = [s for s in sources if s.path != "-"]
-    parallel = jobs > 1 and len(files) > 1 and len(files) == len(sources) and on_finding is None and not all_sinks
+    parallel = on_finding is None and not all_sinks and runs_in_parallel(sources, jobs)
     if not parallel:
         all_sinks.append(keeper.sink)  # the pool's workers do not share the sink: files are hashed afterwards
     result = scan_sources(packs, sources, warn=collect, on_finding=on_finding, raw_sink=chain_sinks(*all_sinks),

@@ -6,6 +6,7 @@ then the results are merged in input order into one `ScanResult` — identical w
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from .gate import Gate, make_gate
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from .packs import Cause, PackSet, Signature
 from .sources import LINE_CAP, Block, ReadStats, Source, discover, open_binary, read_blocks
+from .split import SPLIT_MIN_BYTES, Range, RangeReader, lines_after, lines_before, plain_file, plan_ranges
 
 CONTEXT = 3
 MAX_EVIDENCE = 5
@@ -94,15 +96,18 @@ class Matcher:
         self.gate: Gate = make_gate(literals, gate)
 
     def scan_source(self, source: Source, index: int, *, warn: Warn | None = None,
-                    on_finding: OnFinding | None = None, raw_sink: RawSink | None = None) -> SourceResult:
+                    on_finding: OnFinding | None = None, raw_sink: RawSink | None = None,
+                    part: Range | None = None) -> SourceResult:
         sink = None if raw_sink is None else (lambda data: raw_sink(source, data))
-        return _SourceScan(self, source, index, warn, on_finding, sink).run()
+        return _SourceScan(self, source, index, warn, on_finding, sink, part).run()
 
 
 class _SourceScan:
     def __init__(self, matcher: Matcher, source: Source, index: int, warn: Warn | None,
-                 on_finding: OnFinding | None, raw_sink: Callable[[bytes], None] | None) -> None:
+                 on_finding: OnFinding | None, raw_sink: Callable[[bytes], None] | None,
+                 part: Range | None = None) -> None:
         self.m = matcher
+        self.part = part
         self.source = source
         self.index = index
         self.path = source.display
@@ -130,13 +135,21 @@ class _SourceScan:
 
     def run(self) -> SourceResult:
         stats = ReadStats()
-        stream = open_binary(self.source)
+        part = self.part
+        if part is None:
+            stream = open_binary(self.source)
+        else:  # one range of a large file, scanned beside the others
+            stream = io.BufferedReader(RangeReader(self.source.path, part.start, part.end))  # type: ignore[assignment]
+            self.tail = lines_before(self.source.path, part.start, CONTEXT)
         try:
-            for block in read_blocks(stream, stats, self.warn, self.path, raw_sink=self.raw_sink):
+            for block in read_blocks(stream, stats, self.warn, self.path, raw_sink=self.raw_sink,
+                                     first_line=part.first_line if part else 1):
                 self._scan_block(block)
         finally:
             if self.source.path != "-":
                 stream.close()
+        if part is not None and self.awaiting:
+            self._fill_after(lines_after(self.source.path, part.end, CONTEXT) + [""], 0)
         return self.result(stats)
 
     def result(self, stats: ReadStats) -> SourceResult:
@@ -344,6 +357,8 @@ def _merge_detection(total: Detection, part: Detection) -> None:
         total.phase = part.phase
         total.last_done_phase = part.last_done_phase
         total.ended = part.ended
+    elif part.ended:  # an exit marker without a phase of its own
+        total.ended = True
     total.phases_done |= part.phases_done
 
 
@@ -462,28 +477,74 @@ def _status(findings: list[Finding], unexplained: list[Unexplained], detection: 
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _scan_in_worker(args: tuple[PackSet, str | None, Source, int]) -> SourceResult:
-    packs, gate, source, index = args
-    return Matcher(packs, gate).scan_source(source, index)
+def _scan_in_worker(args: tuple[PackSet, str | None, Source, int, Range | None]) -> SourceResult:
+    packs, gate, source, index, part = args
+    return Matcher(packs, gate).scan_source(source, index, part=part)
 
 
 def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = None,
                  on_finding: OnFinding | None = None, raw_sink: RawSink | None = None,
                  jobs: int = 1, gate: str | None = None, matcher: Matcher | None = None) -> ScanResult:
-    """Scan the sources as one run. `jobs > 1` scans files in a process pool (same result)."""
+    """Scan the sources as one run. `jobs > 1` scans files — and ranges of one large file — in a process
+    pool; the result is the same as the serial scan's."""
     files = [s for s in sources if s.path != "-"]
-    if jobs > 1 and len(files) > 1 and on_finding is None and raw_sink is None and len(files) == len(sources):
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(_scan_in_worker, [(packs, gate, s, i) for i, s in enumerate(sources)]))
-        for r in results:
-            for w in r.warnings:
-                if warn:
-                    warn(w)
-        return merge(packs, results)
+    if jobs > 1 and files and on_finding is None and raw_sink is None and len(files) == len(sources):
+        tasks = []
+        for i, s in enumerate(sources):
+            parts = plan_ranges(s.path, jobs) if s.kind == "log" and plain_file(s) else [None]
+            tasks.extend((packs, gate, s, i, part) for part in parts)
+        if len(tasks) > 1:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                pieces = list(pool.map(_scan_in_worker, tasks))
+            results = _join_ranges(pieces)
+            for r in results:
+                for w in r.warnings:
+                    if warn:
+                        warn(w)
+            return merge(packs, results)
     matcher = matcher or Matcher(packs, gate)
     results = [matcher.scan_source(s, i, warn=warn, on_finding=on_finding, raw_sink=raw_sink)
                for i, s in enumerate(sources)]
     return merge(packs, results)
+
+
+def runs_in_parallel(sources: list[Source], jobs: int) -> bool:
+    """Whether `scan_sources` would use the process pool for these sources (no byte sinks allowed then)."""
+    files = [s for s in sources if s.path != "-"]
+    if jobs < 2 or not files or len(files) != len(sources):
+        return False
+    return len(files) > 1 or any(s.kind == "log" and s.size >= SPLIT_MIN_BYTES and plain_file(s) for s in files)
+
+
+def _join_ranges(pieces: list[SourceResult]) -> list[SourceResult]:
+    """Put the ranges of each source back together, in order, as if it had been read in one piece."""
+    joined: list[SourceResult] = []
+    for piece in pieces:
+        if not joined or joined[-1].index != piece.index:
+            joined.append(piece)
+            continue
+        whole = joined[-1]
+        whole.info.lines += piece.info.lines
+        whole.info.bytes += piece.info.bytes
+        for cid, h in piece.hits.items():
+            total = whole.hits.get(cid)
+            if total is None:
+                whole.hits[cid] = h
+            else:
+                total.count += h.count
+                total.evidence.extend(h.evidence[: MAX_EVIDENCE - len(total.evidence)])
+        for fp, u in piece.unexplained.items():
+            if fp in whole.unexplained:
+                whole.unexplained[fp].count += u.count
+            elif len(whole.unexplained) < MAX_UNEXPLAINED:
+                whole.unexplained[fp] = u
+        _merge_detection(whole.detection, piece.detection)
+        whole.warnings.extend(piece.warnings)
+        whole.timeouts.extend(t for t in piece.timeouts if t not in whole.timeouts)
+        latest = {(m.kind, m.scope, m.resource): m for m in whole.metrics + piece.metrics}
+        whole.metrics = list(latest.values())[:MAX_LOG_METRICS]
+        whole.facts.extend(piece.facts)
+    return joined
 
 
 def scan_paths(paths: Iterable[str], packs: PackSet, *, warn: Warn | None = None, **kwargs: Any) -> ScanResult:

@@ -212,11 +212,12 @@ def clean_text(chunk: bytes) -> str:
 
 
 def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None], display: str,
-                block_bytes: int = BLOCK_BYTES, raw_sink: Callable[[bytes], None] | None = None) -> Iterator[Block]:
+                block_bytes: int = BLOCK_BYTES, raw_sink: Callable[[bytes], None] | None = None,
+                first_line: int = 1) -> Iterator[Block]:
     """Yield blocks of whole lines; `raw_sink` receives every byte read, unchanged (for --tee)."""
     pending = b""
     skipping = False  # inside the unmatched tail of an over-long line
-    line_no = 1
+    line_no = first_line
     while True:
         try:
             # read1: return what a pipe has now, so findings appear while the build still runs

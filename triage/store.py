@@ -240,7 +240,7 @@ def parse_since(value: str | datetime | None, now: datetime | None = None) -> st
 @dataclass
 class _Kept:
     sha: Any = field(default_factory=hashlib.sha256)
-    zip: Any = field(default_factory=lambda: zlib.compressobj(6))
+    zip: Any = field(default_factory=lambda: zlib.compressobj(1))  # level 1: 170 MB/s, level 6 would be 75
     chunks: list[bytes] = field(default_factory=list)
     raw_kept: int = 0
     truncated: bool = False

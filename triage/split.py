@@ -1,0 +1,119 @@
+"""Cut one large log into line-aligned byte ranges, so both cores can scan a single file.
+
+Each range knows the number of its first line (line breaks are counted the way the reader counts them:
+LF, CRLF and a lone CR each end a line), and the lines just around it for evidence context.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+
+from .sources import CR_RE, Source, clean_text
+
+SPLIT_MIN_BYTES = 48 << 20  # below this a file is scanned in one piece: a process costs more than it saves
+_READ = 4 << 20
+_CONTEXT_BYTES = 64 << 10
+
+
+@dataclass(frozen=True)
+class Range:
+    start: int
+    end: int
+    first_line: int
+
+
+def plain_file(source: Source) -> bool:
+    """A regular, uncompressed file: only those can be read from an offset."""
+    if source.path == "-" or not os.path.isfile(source.path):
+        return False
+    with open(source.path, "rb") as f:
+        return f.read(2) != b"\x1f\x8b"
+
+
+def plan_ranges(path: str, parts: int) -> list[Range]:
+    """`parts` ranges of about equal size, each starting right after a line end."""
+    size = os.path.getsize(path)
+    if parts < 2 or size < SPLIT_MIN_BYTES:
+        return [Range(0, size, 1)]
+    targets = [size * i // parts for i in range(1, parts)]
+    cuts = [0]
+    lines_before = [1]
+    line = 1
+    pos = 0
+    carry_cr = False
+    with open(path, "rb") as f:
+        while targets:
+            chunk = f.read(_READ)
+            if not chunk:
+                break
+            while targets and pos + len(chunk) > targets[0]:
+                # cut after the first LF at or after the target (never inside a CRLF)
+                offset = chunk.find(b"\n", max(0, targets[0] - pos))
+                if offset < 0:
+                    break
+                cut_in_chunk = offset + 1
+                cuts.append(pos + cut_in_chunk)
+                lines_before.append(line + _breaks(chunk[:cut_in_chunk], carry_cr))
+                targets.pop(0)
+            line += _breaks(chunk, carry_cr)
+            carry_cr = chunk.endswith(b"\r")
+            pos += len(chunk)
+    cuts.append(size)
+    ranges = [Range(cuts[i], cuts[i + 1], lines_before[i]) for i in range(len(cuts) - 1)]
+    return [r for r in ranges if r.end > r.start]
+
+
+def _breaks(data: bytes, after_cr: bool) -> int:
+    """Line breaks in `data` as the reader counts them; a LF right after a CR of the previous chunk is
+    the second half of a CRLF already counted."""
+    n = len(CR_RE.findall(data)) + data.count(b"\n") - data.count(b"\r\n")
+    if after_cr and data.startswith(b"\n"):
+        n -= 1
+    return n
+
+
+class RangeReader(io.RawIOBase):
+    """A binary stream over `[start, end)` of a file."""
+
+    def __init__(self, path: str, start: int, end: int) -> None:
+        self._f = open(path, "rb")  # noqa: SIM115 - closed with the reader
+        self._f.seek(start)
+        self._left = end - start
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if self._left <= 0:
+            return 0
+        n = self._f.readinto(memoryview(buffer)[: min(len(buffer), self._left)])
+        self._left -= n or 0
+        return n or 0
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()
+
+
+def lines_before(path: str, offset: int, count: int) -> list[str]:
+    """The last `count` lines before `offset` (for the before-context of a range's first lines)."""
+    if offset <= 0:
+        return []
+    start = max(0, offset - _CONTEXT_BYTES)
+    with open(path, "rb") as f:
+        f.seek(start)
+        text = clean_text(f.read(offset - start))
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines[-count:]
+
+
+def lines_after(path: str, offset: int, count: int) -> list[str]:
+    """The first `count` lines from `offset` (for the after-context of a range's last hits)."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        text = clean_text(f.read(_CONTEXT_BYTES))
+    return text.split("\n")[:count]
