@@ -491,7 +491,9 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
     if jobs > 1 and files and on_finding is None and raw_sink is None and len(files) == len(sources):
         tasks = []
         for i, s in enumerate(sources):
-            parts = plan_ranges(s.path, jobs) if s.kind == "log" and plain_file(s) else [None]
+            parts: list[Range | None] = list(plan_ranges(s.path, jobs)) if s.kind == "log" and plain_file(s) else []
+            if len(parts) < 2:
+                parts = [None]  # read whole, exactly as the serial scan does
             tasks.extend((packs, gate, s, i, part) for part in parts)
         if len(tasks) > 1:
             with ProcessPoolExecutor(max_workers=jobs) as pool:

@@ -116,4 +116,7 @@ def lines_after(path: str, offset: int, count: int) -> list[str]:
     with open(path, "rb") as f:
         f.seek(offset)
         text = clean_text(f.read(_CONTEXT_BYTES))
-    return text.split("\n")[:count]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines[:count]
