@@ -14,7 +14,7 @@ from typing import Any
 from .model import ScanResult
 from .packs import PackSet
 from .outputs import chain_sinks
-from .scan import OnFinding, RawSink, Warn, runs_in_parallel, scan_sources
+from .scan import OnFinding, RawSink, Warn, WarningLog, runs_in_parallel, scan_sources
 from .sources import Source, discover
 
 
@@ -45,14 +45,8 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
     may return more sinks.
     """
     started = time.perf_counter()
-    warnings: list[str] = []
-
-    def collect(message: str) -> None:
-        warnings.append(message)
-        if warn:
-            warn(message)
-
-    sources = discover(list(paths), collect)
+    warnings = WarningLog(warn)
+    sources = discover(list(paths), warnings)
     all_sinks = list(sinks) + list(prepare(sources) if prepare else [])
     from .store import LogKeeper
 
@@ -61,10 +55,10 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
     parallel = on_finding is None and not all_sinks and runs_in_parallel(sources, jobs)
     if not parallel:
         all_sinks.append(keeper.sink)  # the pool's workers do not share the sink: files are hashed afterwards
-    result = scan_sources(packs, sources, warn=collect, on_finding=on_finding, raw_sink=chain_sinks(*all_sinks),
+    result = scan_sources(packs, sources, warn=warnings, on_finding=on_finding, raw_sink=chain_sinks(*all_sinks),
                           jobs=jobs)
     keeper.complete(result.run.inputs)
-    result.warnings = warnings
+    result.warnings = list(warnings)
     outcome = ScanOutcome(result, sources, duration_s=time.perf_counter() - started, keeper=keeper)
     if store is not None:
         from .store import open_store

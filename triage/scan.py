@@ -549,18 +549,25 @@ def _join_ranges(pieces: list[SourceResult]) -> list[SourceResult]:
     return joined
 
 
+class WarningLog(list[str]):
+    """Collects a run's warnings (they go into the result) and passes each on as it happens."""
+
+    def __init__(self, echo: Warn | None = None) -> None:
+        super().__init__()
+        self.echo = echo
+
+    def __call__(self, message: str) -> None:
+        self.append(message)
+        if self.echo:
+            self.echo(message)
+
+
 def scan_paths(paths: Iterable[str], packs: PackSet, *, warn: Warn | None = None, **kwargs: Any) -> ScanResult:
     """Library entry point: discover the inputs behind `paths` ('-' for stdin) and scan them as one run."""
-    warnings: list[str] = []
-
-    def collect(message: str) -> None:
-        warnings.append(message)
-        if warn:
-            warn(message)
-
-    sources = discover(list(paths), collect)
-    result = scan_sources(packs, sources, warn=collect, **kwargs)
-    result.warnings = warnings
+    warnings = WarningLog(warn)
+    sources = discover(list(paths), warnings)
+    result = scan_sources(packs, sources, warn=warnings, **kwargs)
+    result.warnings = list(warnings)
     return result
 
 
