@@ -25,6 +25,10 @@ from triage.sources import LINE_CAP
 from .conftest import CORPUS
 
 EXAMPLES = int(os.environ.get("TRIAGE_FUZZ_EXAMPLES", "150"))
+# Hypothesis slows down and grows (GBs) when one test runs many thousands of examples: run shards of at
+# most 1000, each a fresh engine with its own random seed.
+PER_SHARD = min(EXAMPLES, 1000)
+SHARDS = -(-EXAMPLES // PER_SHARD)
 
 
 def _real_lines() -> list[bytes]:
@@ -110,11 +114,12 @@ def _check(result, data: bytes, wrap: str, fmt: str) -> None:  # type: ignore[no
                 assert "\x00" not in ev["text"] and "\x1b" not in ev["text"] and "\r" not in ev["text"]
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 500,
+@pytest.mark.parametrize("shard", range(SHARDS))
+@settings(max_examples=PER_SHARD, deadline=None, derandomize=EXAMPLES <= 500, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example,
                                  HealthCheck.function_scoped_fixture])
 @given(payload=payloads(), via=st.sampled_from(["stdin", "file"]), fmt=st.sampled_from(["json", "json", "text"]))
-def test_scan_never_crashes(cli, tmp_path_factory, payload: tuple[bytes, str], via: str, fmt: str) -> None:  # type: ignore[no-untyped-def]
+def test_scan_never_crashes(cli, tmp_path_factory, shard: int, payload: tuple[bytes, str], via: str, fmt: str) -> None:  # type: ignore[no-untyped-def]
     data, wrap = payload
     args = ["scan", "--no-store", "--format", fmt]
     if via == "stdin":

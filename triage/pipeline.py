@@ -58,7 +58,7 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
     result = scan_sources(packs, sources, warn=warnings, on_finding=on_finding, raw_sink=chain_sinks(*all_sinks),
                           jobs=jobs)
     keeper.complete(result.run.inputs)
-    result.warnings = list(warnings)
+    result.warnings = warnings.messages
     outcome = ScanOutcome(result, sources, duration_s=time.perf_counter() - started, keeper=keeper)
     if store is not None:
         from .store import open_store

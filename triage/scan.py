@@ -549,16 +549,16 @@ def _join_ranges(pieces: list[SourceResult]) -> list[SourceResult]:
     return joined
 
 
-class WarningLog(list[str]):
+class WarningLog:
     """Collects a run's warnings (they go into the result) and passes each on as it happens."""
 
     def __init__(self, echo: Warn | None = None) -> None:
-        super().__init__()
+        self.messages: list[str] = []
         self.echo = echo
 
     def __call__(self, message: str) -> None:
-        self.append(message)
-        if self.echo:
+        self.messages.append(message)
+        if self.echo is not None:
             self.echo(message)
 
 
@@ -567,7 +567,7 @@ def scan_paths(paths: Iterable[str], packs: PackSet, *, warn: Warn | None = None
     warnings = WarningLog(warn)
     sources = discover(list(paths), warnings)
     result = scan_sources(packs, sources, warn=warnings, **kwargs)
-    result.warnings = list(warnings)
+    result.warnings = warnings.messages
     return result
 
 
