@@ -86,13 +86,20 @@ def payloads(draw: st.DrawFn) -> tuple[bytes, str]:
 
 @pytest.fixture(scope="module")
 def cli(packs):  # type: ignore[no-untyped-def]
-    """The Typer app with the pack set loaded once (loading is not what is being fuzzed)."""
-    original = triage.cli.load_packs
+    """The Typer app with the pack set loaded once and the click command built once (neither is fuzzed)."""
+    import typer.testing
+
+    original = triage.cli.load_packs, getattr(typer.testing, "_get_command", None)
     triage.cli.load_packs = lambda extra=(), builtin=True: packs  # type: ignore[assignment]
+    if original[1] is not None:
+        command = original[1](triage.cli.app)
+        typer.testing._get_command = lambda app: command  # type: ignore[attr-defined]
     try:
         yield CliRunner()
     finally:
-        triage.cli.load_packs = original
+        triage.cli.load_packs = original[0]
+        if original[1] is not None:
+            typer.testing._get_command = original[1]  # type: ignore[attr-defined]
 
 
 def _check(result, data: bytes, wrap: str, fmt: str) -> None:  # type: ignore[no-untyped-def]

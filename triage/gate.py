@@ -23,7 +23,8 @@ class Gate(Protocol):
 
 
 def _trie_pattern(words: Sequence[str]) -> str:
-    """A regex equivalent to the alternation of `words`, shaped as a trie (shared prefixes factored)."""
+    """A regex matching where any of `words` starts, shaped as a trie (shared prefixes factored); it may
+    stop at the shortest word, which is all a gate needs."""
     trie: dict[str, dict] = {}
     for word in words:
         node = trie
@@ -42,52 +43,93 @@ def _trie_pattern(words: Sequence[str]) -> str:
     return build(trie)
 
 
+# ASCII characters from the most to the least frequent in compile logs (measured on the real corpus): the
+# pure-Python gate anchors each literal at its rarest character, so the regex engine's scan for the
+# anchor's first character rarely stops.
+CHAR_FREQUENCY = (" _-eto1nari|s0lpducm26f:3yg=5.4/,x8hSIvb'79UNF[]PRL()OADT*HwjCMB+VEG><kW#z;qX\\%Y\"JK$&{}@?~!ZQ^`")
+_RANK = {ch: i for i, ch in enumerate(CHAR_FREQUENCY)}
+ANCHOR_MIN = 4  # characters kept after the anchor point
+RARE_FROM = 30  # ranks from here on count as rare enough to anchor on
+
+
+def choose_anchor_chars(words: Sequence[str]) -> set[str]:
+    """A small set of rare characters such that (nearly) every word contains one: greedy set cover.
+
+    Fewer distinct first characters means the engine's scan stops less often."""
+    def spots(word: str) -> set[str]:
+        return {c for c in word[: max(1, len(word) - ANCHOR_MIN + 1)] if _RANK.get(c, len(_RANK)) >= RARE_FROM}
+
+    remaining = {w: spots(w) for w in words}
+    chosen: set[str] = set()
+    while True:
+        counts: dict[str, int] = {}
+        for chars in remaining.values():
+            for c in chars:
+                counts[c] = counts.get(c, 0) + 1
+        if not counts:
+            return chosen
+        best = max(sorted(counts), key=lambda c: (counts[c], _RANK.get(c, len(_RANK))))
+        chosen.add(best)
+        remaining = {w: chars for w, chars in remaining.items() if best not in chars}
+
+
+def anchor_of(word: str, chosen: set[str]) -> str:
+    """`word` from its anchor point on: the rarest of the chosen characters, else its rarest character."""
+    spots = range(max(1, len(word) - ANCHOR_MIN + 1))
+    picks = [i for i in spots if word[i] in chosen] or list(spots)
+    start = max(picks, key=lambda i: (_RANK.get(word[i], len(_RANK)), -i))
+    return word[start:]
+
+
 class PythonGate:
-    """Trie regexes (one case-sensitive, one case-insensitive) run with `re.finditer` over the block."""
+    """The pure-Python literal pass: every literal is anchored at a rare character and all anchors form one
+    trie-shaped regex, so the engine's scan for the first character rarely stops; case-insensitive literals
+    run the same way over a lowercased copy of the block. A hit is then confirmed per line with `in`."""
 
     name = "python"
 
     def __init__(self, literals: Sequence[tuple[str, bool]]) -> None:
         self._ids: dict[tuple[str, bool], list[int]] = {}
         for i, (lit, fold) in enumerate(literals):
-            key = (lit.casefold() if fold else lit, fold)
+            key = (lit.lower() if fold else lit, fold)
             self._ids.setdefault(key, []).append(i)
-        exact = sorted({k for k, fold in self._ids if not fold})
-        folded = sorted({k for k, fold in self._ids if fold})
-        self._exact = re.compile(_trie_pattern(exact)) if exact else None
-        self._folded = re.compile(_trie_pattern(folded), re.IGNORECASE) if folded else None
-        self._exact_words = exact
-        self._folded_words = folded
+        self._passes: list[tuple[re.Pattern[str], dict[str, list[str]], bool]] = []
+        for fold in (False, True):
+            words = sorted(w for w, f in self._ids if f is fold)
+            if not words:
+                continue
+            chosen = choose_anchor_chars(words)
+            anchors = {w: anchor_of(w, chosen) for w in words}
+            by_first: dict[str, list[str]] = {}
+            for w, anchor in anchors.items():
+                by_first.setdefault(anchor[0], []).append(w)
+            self._passes.append((re.compile(_trie_pattern(sorted(set(anchors.values())))), by_first, fold))
 
     def candidates(self, text: str) -> Candidates:
         found: Candidates = {}
-        if self._exact is not None:
-            self._scan(self._exact, self._exact_words, False, text, found)
-        if self._folded is not None:
-            self._scan(self._folded, self._folded_words, True, text, found)
+        for pattern, by_first, fold in self._passes:
+            self._scan(pattern, by_first, fold, text.lower() if fold else text, found)
         return found
 
-    def _scan(self, pattern: re.Pattern[str], words: list[str], fold: bool, text: str, found: Candidates) -> None:
-        pos, line = 0, 0
-        while True:
-            m = pattern.search(text, pos)
-            if m is None:
-                return
+    def _scan(self, pattern: re.Pattern[str], by_first: dict[str, list[str]], fold: bool, text: str,
+              found: Candidates) -> None:
+        line, counted = 0, 0
+        search = pattern.search
+        m = search(text)
+        while m is not None:
             start = m.start()
-            line += text.count("\n", pos, start)
+            m = search(text, start + 1)  # anchors may overlap: never skip past one
+            line += text.count("\n", counted, start)
+            counted = start
+            line_start = text.rfind("\n", 0, start) + 1
             line_end = text.find("\n", start)
-            if line_end < 0:
-                line_end = len(text)
-            hay = text[text.rfind("\n", 0, start) + 1:line_end]
-            if fold:
-                hay = hay.casefold()
-            # The trie stops at the shortest word: collect every literal of the line at once.
-            ids = found.setdefault(line, set())
-            for word in words:
-                if word in hay:
+            hay = text[line_start:line_end if line_end >= 0 else len(text)]
+            # The words anchored on this character: each other word is confirmed by its own anchor.
+            hits = [w for w in by_first[text[start]] if w in hay]
+            if hits:
+                ids = found.setdefault(line, set())
+                for word in hits:
                     ids.update(self._ids[(word, fold)])
-            pos = line_end + 1
-            line += 1
 
 
 class HyperscanGate:
