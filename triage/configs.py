@@ -275,23 +275,8 @@ def read_hls4ml_printed_config(path: str, lines: Iterable[tuple[int, str]]) -> l
     return out
 
 
-def _brace_depth(text: str) -> int:
-    depth = 0
-    quote = ""
-    for ch in text:
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-    return depth
-
-
-def _dict_end(text: str) -> int:
+def _depths(text: str) -> Iterator[tuple[int, int]]:
+    """(index, brace depth after it) for each character, quotes respected: one scanner for both uses."""
     depth = 0
     quote = ""
     for i, ch in enumerate(text):
@@ -304,8 +289,20 @@ def _dict_end(text: str) -> int:
             depth += 1
         elif ch == "}":
             depth -= 1
-            if depth == 0:
-                return i + 1
+        yield i, depth
+
+
+def _brace_depth(text: str) -> int:
+    depth = 0
+    for _, depth in _depths(text):
+        pass
+    return depth
+
+
+def _dict_end(text: str) -> int:
+    for i, depth in _depths(text):
+        if depth == 0 and text[i] == "}":
+            return i + 1
     return len(text)
 
 
