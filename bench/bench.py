@@ -114,7 +114,7 @@ class Bench:
         code = (
             "import json\nfrom triage.packs import load_packs\nfrom triage.scan import Matcher\n"
             "m = Matcher(load_packs(), 'python')\n"
-            "print(json.dumps([m.gate._exact_words, m.gate._folded_words]))\n"
+            "print(json.dumps([m.gate.exact_words, m.gate.folded_words]))\n"
         )
         out = subprocess.run([self.python, "-c", code], capture_output=True, text=True, env=self.env, cwd=ROOT)
         if out.returncode != 0:

@@ -93,6 +93,8 @@ class PythonGate:
         for i, (lit, fold) in enumerate(literals):
             key = (lit.lower() if fold else lit, fold)
             self._ids.setdefault(key, []).append(i)
+        self.exact_words = sorted(w for w, f in self._ids if not f)  # what a `grep -F` comparison would search
+        self.folded_words = sorted(w for w, f in self._ids if f)
         self._passes: list[tuple[re.Pattern[str], dict[str, list[str]], bool]] = []
         for fold in (False, True):
             words = sorted(w for w, f in self._ids if f is fold)
