@@ -161,3 +161,24 @@ def test_cli_scan_with_slow_pack_finishes_and_warns(slow_pack: Path, crafted_log
     assert "Traceback" not in stderr
     assert "signature hostile/slow#1 exceeded its time bound; skipped on this line" in stderr
     assert '"dfc/allocation-failed"' in proc.stdout.decode()
+
+
+def test_a_signature_that_keeps_timing_out_is_dropped_for_the_rest_of_the_input(tmp_path: Path) -> None:
+    from triage import scan_paths
+    from triage.scan import MAX_TIMEOUTS
+
+    pack = tmp_path / "packs" / "slow.yaml"
+    pack.parent.mkdir()
+    pack.write_text(
+        "pack: hostile\ntool: vivado\ncauses:\n  - id: hostile/slow\n    title: Slow\n    severity: error\n"
+        "    cause: A signature written so that it backtracks on crafted input lines.\n"
+        "    workaround: Nothing; this pack exists to test the time bound of the scanner.\n"
+        "    signatures:\n      - regex: 'SLOWSIG (?:(?:x|x)+)+y'\n        match: ['SLOWSIG xy']\n"
+    )
+    log = tmp_path / "crafted.log"
+    log.write_text(("SLOWSIG " + "x" * 40 + "\n") * 50 + REAL_LINE + "\n")
+    packs = triage.packs.load_packs(extra=[pack.parent])
+    result = scan_paths([str(log)], packs)
+    dropped = [w for w in result.warnings if "not run on the rest of this input" in w]
+    assert len(dropped) == 1 and f"timed out {MAX_TIMEOUTS} times" in dropped[0]
+    assert "dfc/allocation-failed" in {f.id for f in result.all_findings()}

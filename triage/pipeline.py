@@ -5,13 +5,14 @@ Kept out of the CLI so that the library offers the same behaviour (`run_scan`) t
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model import ScanResult
+from .model import InputInfo, ScanResult
 from .packs import PackSet
 from .outputs import chain_sinks
 from .scan import OnFinding, RawSink, Warn, WarningLog, runs_in_parallel, scan_sources
@@ -53,10 +54,19 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
     # Hashes always (the JSON document carries them for `ingest`); kept text only for the store.
     keeper = LogKeeper(keep=store is not None and store.keep_log)
     parallel = on_finding is None and not all_sinks and runs_in_parallel(sources, jobs)
-    if not parallel:
-        all_sinks.append(keeper.sink)  # the pool's workers do not share the sink: files are hashed afterwards
+    hashing = None
+    if parallel:
+        # The pool's workers cannot share the sink: the files are hashed (and kept) beside them, on a thread
+        # whose sha256 and zlib calls release the GIL.
+        inputs = [InputInfo(s.display, s.kind, 0) for s in sources]
+        hashing = threading.Thread(target=keeper.complete, args=(inputs,), daemon=True)
+        hashing.start()
+    else:
+        all_sinks.append(keeper.sink)
     result = scan_sources(packs, sources, warn=warnings, on_finding=on_finding, raw_sink=chain_sinks(*all_sinks),
                           jobs=jobs)
+    if hashing is not None:
+        hashing.join()
     keeper.complete(result.run.inputs)
     result.warnings = warnings.messages
     outcome = ScanOutcome(result, sources, duration_s=time.perf_counter() - started, keeper=keeper)

@@ -29,7 +29,8 @@ MAX_EVIDENCE = 5
 MAX_UNEXPLAINED = 500
 TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many lines below it
 WHOLE_TEXT_CAP = 8 << 20
-MAX_LOG_METRICS = 1000  # reports and configs are read whole (they are small) up to this size
+MAX_LOG_METRICS = 1000
+MAX_TIMEOUTS = 3  # a signature that times out this often is dropped for the rest of the input  # reports and configs are read whole (they are small) up to this size
 
 # Lines that look like errors: kept as "unexplained" when no signature explains them.
 ERROR_LITERALS = ("ERROR", "[error]", "Traceback (most recent call last)", "Exception:", "Error:",
@@ -119,6 +120,8 @@ class _SourceScan:
         self.unexplained: dict[str, Unexplained] = {}
         self.detection = Detection()
         self.timeouts: list[str] = []
+        self.timeout_counts: dict[str, int] = {}
+        self.disabled: set[int] = set()
         self.tail: list[str] = []  # last CONTEXT lines of the previous block
         self.awaiting: list[Evidence] = []  # evidence still missing lines of after-context
         self.open_tracebacks: list[tuple[int, str]] = []
@@ -200,15 +203,12 @@ class _SourceScan:
             target = self.m.targets[lit_id]
             if target.signature is not None:
                 sig = target.signature
-                if sig.cause_id in seen_causes:
+                if sig.cause_id in seen_causes or id(sig) in self.disabled:
                     continue
                 try:
                     caps = sig.match(text)
                 except TimeoutError:
-                    key = f"{sig.cause_id}#{sig.index + 1}"
-                    if key not in self.timeouts:
-                        self.timeouts.append(key)
-                        self.warn(f"{self.path}:{line_no}: signature {key} exceeded its time bound; skipped on this line")
+                    self._timed_out(sig, line_no)
                     continue
                 if caps is not None:
                     seen_causes.add(sig.cause_id)
@@ -234,6 +234,20 @@ class _SourceScan:
             self.open_tracebacks = [(ln, fp) for ln, fp in self.open_tracebacks if line_no - ln > TRACEBACK_REACH]
         elif error_like and self.source.kind != "config" and ERROR_LINE.search(text):
             self._unexplained(line_no, text)
+
+    def _timed_out(self, sig: Signature, line_no: int) -> None:
+        """Say so once; after MAX_TIMEOUTS the signature is dropped for the rest of this input, so a
+        hostile pattern costs seconds, not REGEX_TIMEOUT_S on every crafted line."""
+        key = f"{sig.cause_id}#{sig.index + 1}"
+        count = self.timeout_counts.get(key, 0) + 1
+        self.timeout_counts[key] = count
+        if count == 1:
+            self.timeouts.append(key)
+            self.warn(f"{self.path}:{line_no}: signature {key} exceeded its time bound; skipped on this line")
+        if count == MAX_TIMEOUTS:
+            self.disabled.add(id(sig))
+            self.warn(f"{self.path}:{line_no}: signature {key} timed out {count} times; "
+                      "not run on the rest of this input")
 
     def _metric(self, metric: Metric) -> None:
         """Logs repeat their tables (every partition attempt, every context): keep the latest figure per
