@@ -231,7 +231,7 @@ class _SourceScan:
             else:
                 error_like = True
         if matched:
-            self.open_tracebacks = [(ln, fp) for ln, fp in self.open_tracebacks if line_no - ln > TRACEBACK_REACH]
+            self.open_tracebacks = []  # those in reach were counted as explained by _record; the rest are stale
         elif error_like and self.source.kind != "config" and ERROR_LINE.search(text):
             self._unexplained(line_no, text)
 
@@ -297,6 +297,8 @@ class _SourceScan:
         elif len(self.unexplained) < MAX_UNEXPLAINED:
             self.unexplained[fp] = Unexplained(self.path, line_no, text[:2000], 1, fp)
         if "Traceback (most recent call last)" in text:
+            # only headers still within reach of a later finding are kept: bounded, whatever the log
+            self.open_tracebacks = [(ln, f) for ln, f in self.open_tracebacks if line_no - ln <= TRACEBACK_REACH]
             self.open_tracebacks.append((line_no, fp))
 
 
