@@ -87,6 +87,9 @@ class Bench:
                                    env=self.env, cwd=ROOT).stdout
         self.has_no_store = "--no-store" in self.help
         self.matchers = ["python"] + (["hyperscan"] if self._has_hyperscan() else [])
+        # An installed wheel has its bytecode compiled (pip does it); an editable checkout under
+        # PYTHONDONTWRITEBYTECODE would recompile every module on every start.
+        subprocess.run([self.python, "-m", "compileall", "-q", str(ROOT / "triage")], check=True, env=self.env)
 
     def _has_hyperscan(self) -> bool:
         probe = subprocess.run([self.python, "-c", "import hyperscan"], capture_output=True, env=self.env)
