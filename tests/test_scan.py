@@ -6,6 +6,8 @@ import gzip
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from triage import scan_paths, scan_text
 from triage.gate import HyperscanGate, PythonGate
@@ -155,6 +157,36 @@ def test_gate_candidates_match_naive_search() -> None:
     gate = PythonGate(literals)
     got = gate.candidates(text)
     assert got == {2: {0, 2}, 3: {1}, 4: {3}}
+
+
+def _naive_candidates(literals: list[tuple[str, bool]], text: str) -> dict[int, set[int]]:
+    found: dict[int, set[int]] = {}
+    for n, line in enumerate(text.split("\n")):
+        ids = {i for i, (lit, fold) in enumerate(literals) if (lit.lower() in line.lower() if fold else lit in line)}
+        if ids:
+            found[n] = ids
+    return found
+
+
+# A small alphabet forces what real literals do: shared prefixes, overlaps, a literal inside another, hits at
+# the first and last character of a line or block, both cases of one letter.
+_LIT_CHARS = st.sampled_from("abAB[] :_e")
+
+
+@settings(max_examples=400, deadline=None)
+@given(literals=st.lists(st.tuples(st.text(_LIT_CHARS, min_size=1, max_size=7), st.booleans()), min_size=1, max_size=12),
+       text=st.text(st.sampled_from("abAB[] :_e\nxé"), max_size=300))
+def test_python_gate_equals_a_naive_search(literals: list[tuple[str, bool]], text: str) -> None:
+    assert PythonGate(literals).candidates(text) == _naive_candidates(literals, text)
+
+
+def test_python_gate_equals_hyperscan_on_real_lines(packs) -> None:
+    pytest.importorskip("hyperscan")
+    py, hs = Matcher(packs, "python"), Matcher(packs, "hyperscan")
+    text = "".join(p.read_text(encoding="utf-8", errors="replace") for p in sorted((CORPUS / "logs").rglob("*.log")))
+    got = py.gate.candidates(text)
+    assert len(got) > 1000
+    assert got == hs.gate.candidates(text)
 
 
 def test_one_large_file_split_across_processes_equals_the_serial_scan(packs, tmp_path: Path,
