@@ -28,8 +28,8 @@ from triage.model import Evidence, Finding, InputInfo, RunInfo, ScanResult, Unex
 from triage.packs import PackSet
 from triage.sources import Source
 from triage.store import (
-    MIGRATION_NAMES, LogKeeper, apply_migrations, default_db_path, dimensions, open_store, parse_since, result_from_doc,
-    scan_document,
+    MIGRATION_NAMES, ZSTD_MAGIC, LogKeeper, apply_migrations, default_db_path, dimensions, open_store, parse_since,
+    result_from_doc, scan_document, unpack_log,
 )
 
 DATA = Path(__file__).parent / "data" / "store"
@@ -198,13 +198,44 @@ def test_log_keeper_cap_hash_and_stdin() -> None:
         keeper.sink(stdin, data[i:i + 64])
     assert keeper.hashes() == {"<stdin>": hashlib.sha256(data).hexdigest()}
     blob, truncated = keeper.logs()["<stdin>"]
-    assert truncated and blob is not None and zlib.decompress(blob) == data[:100]
+    assert truncated and blob is not None and blob.startswith(ZSTD_MAGIC) and unpack_log(blob) == data[:100]
     keeper.sink(stdin, b"more")  # still usable after logs()
     assert keeper.hashes()["<stdin>"] == hashlib.sha256(data + b"more").hexdigest()
     for hash_only in (LogKeeper(keep=False), LogKeeper(cap_bytes=0)):
         hash_only.sink(stdin, b"abc")
         assert hash_only.logs() == {"<stdin>": (None, False)}
         assert hash_only.hashes()["<stdin>"] == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_kept_logs_are_zstd_frames_and_survive_more_bytes_and_empty_logs() -> None:
+    keeper = LogKeeper()
+    stdin = Source("-", "log")
+    keeper.sink(stdin, b"first part\n")
+    first, _ = keeper.logs()["<stdin>"]
+    keeper.sink(stdin, b"second part\n")  # after logs(): a new frame, concatenated to the first
+    blob, truncated = keeper.logs()["<stdin>"]
+    assert blob is not None and blob.startswith(first) and not truncated
+    assert unpack_log(blob) == b"first part\nsecond part\n"
+    empty = LogKeeper()
+    empty.sink(Source("-", "log"), b"")
+    blob, _ = empty.logs()["<stdin>"]
+    assert blob is not None and unpack_log(blob) == b""
+
+
+def test_runs_kept_as_zlib_by_earlier_versions_still_read_and_retriage(tmp_path: Path, packs: PackSet) -> None:
+    log = tmp_path / "build.log"
+    text = b"INFO: starting\nERROR: WIDGET_EXPLODED code 7\nINFO: done\n"
+    log.write_bytes(text)
+    with open_store(tmp_path / "t.db") as store:
+        keeper = LogKeeper()
+        result = scan_paths([str(log)], packs, raw_sink=keeper.sink)
+        run_id = store.record_run(result, packs=packs, dimensions={}, duration_s=0, logs=keeper).run_id
+        store.db.execute("update inputs set log = ? where run_id = ?", [zlib.compress(text, 1), run_id])
+        store.db.conn.commit()
+        assert store.kept_log(run_id, str(log)) == text
+        log.unlink()
+        changes = {c.run_id: c for c in store.retriage(load_packs(extra=[DATA / "extra-pack.yaml"]))}
+        assert changes[run_id].added == ["test/widget-exploded"]
 
 
 def test_default_database_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -57,7 +57,7 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
     hashing = None
     if parallel:
         # The pool's workers cannot share the sink: the files are hashed (and kept) beside them, on a thread
-        # whose sha256 and zlib calls release the GIL.
+        # whose sha256 and zstd calls release the GIL.
         inputs = [InputInfo(s.display, s.kind, 0) for s in sources]
         hashing = threading.Thread(target=keeper.complete, args=(inputs,), daemon=True)
         hashing.start()
