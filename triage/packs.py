@@ -367,7 +367,8 @@ def _check_examples(chk: _Checker, raw: dict[str, Any], sig: Signature, line: in
         try:
             hit = sig.match(example)
         except TimeoutError:
-            hit = {}
+            chk.fail(f"regex timed out on no_match example {example!r}", line, sig.cause_id,
+                     hint="catastrophic backtracking: remove nested quantifiers")
         if hit is not None:
             chk.fail(f"no_match example matches: {example!r}", line, sig.cause_id)
 
