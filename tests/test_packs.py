@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from triage import load_packs
-from triage.literals import gate_literals, required_literal
+from triage.literals import gate_literals, literal_set
 from triage.packs import PackSet
 
 from .conftest import CORPUS, FIXTURES
@@ -74,16 +76,47 @@ def test_seed_cause_is_version_aware() -> None:
     assert "resources_param" in c.workaround and "compiler_optimization_level=1" in c.workaround
 
 
-@pytest.mark.parametrize(("pattern", "literal"), [
-    (r"Performance Flow requires automatic", "Performance Flow requires automatic"),
-    (r"\[XFORM 203-504\] Stop unrolling loop '(?P<loop>[^']+)'", "[XFORM 203-504] Stop unrolling loop '"),
-    (r"Bonded IOB\s*\|\s*(?P<used>\d+)", "Bonded IOB"),
-    (r"(?:foo|bar)bazz", "bazz"),
-    (r"\*{5} DONE", "***** DONE"),
-    (r"ab+cde", "bcde"),
+@pytest.mark.parametrize(("pattern", "literals"), [
+    (r"Performance Flow requires automatic", ["Performance Flow requires automatic"]),
+    (r"\[XFORM 203-504\] Stop unrolling loop '(?P<loop>[^']+)'", ["[XFORM 203-504] Stop unrolling loop '"]),
+    (r"Bonded IOB\s*\|\s*(?P<used>\d+)", ["Bonded IOB"]),
+    (r"(?:foo|bar)bazz", ["foobazz", "barbazz"]),
+    (r"\*{5} DONE", ["***** DONE"]),
+    (r"ab+cde", ["bcde"]),
+    # an alternation inside a run multiplies it, instead of leaving only the frequent common part
+    (r"^\s*(?P<command>synth|opt)_design failed", ["synth_design failed", "opt_design failed"]),
+    (r"(?<!\")ERROR: (?:Test failed\s*$|- (?P<which>csim|RTL) log:)",
+     ["ERROR: Test failed", "ERROR: - csim log:", "ERROR: - RTL log:"]),
+    (r"error: ['`]Resource' is", ["error: 'Resource' is", "error: `Resource' is"]),
+    (r"Stop(?:ped)? at [a-z]+", ["Stop"]),  # an optional part guarantees nothing
+    (r"x(?:a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q)yyyyy", ["yyyyy"]),  # past 16 strings a set stops growing
 ])
-def test_required_literal(pattern: str, literal: str) -> None:
-    assert required_literal(pattern) == literal
+def test_literal_set(pattern: str, literals: list[str]) -> None:
+    assert literal_set(pattern) == literals
+
+
+_ATOMS = st.sampled_from(["a", "b", "c", ":", "'", r"\[", "[ab]", "[a-c]", ".", r"\d", r"\s", "(?<!a)"])
+
+
+def _regexes() -> st.SearchStrategy[str]:
+    def grow(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        return st.one_of(
+            st.lists(inner, min_size=2, max_size=4).map("".join),
+            st.lists(inner, min_size=2, max_size=3).map(lambda xs: "(?:" + "|".join(xs) + ")"),
+            st.tuples(inner, st.sampled_from(["*", "+", "?", "{2}", "{1,3}"])).map(lambda t: "(?:" + t[0] + ")" + t[1]),
+        )
+    return st.recursive(_ATOMS, grow, max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(pattern=_regexes(), data=st.data())
+def test_every_match_contains_one_of_the_gate_literals(pattern: str, data: st.DataObject) -> None:
+    """The gate may only skip lines that cannot match: check it on text generated from the regex itself."""
+    literals = gate_literals(pattern, minimum=1)
+    assume(literals is not None)
+    for _ in range(5):
+        text = data.draw(st.from_regex(pattern, fullmatch=True))
+        assert any(lit in text for lit in literals), (pattern, literals, text)
 
 
 def test_gate_literals_split_top_level_alternation() -> None:

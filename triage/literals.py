@@ -10,86 +10,150 @@ from typing import Any
 _OPEN_ENDED = sre_c.MAXREPEAT
 
 
-def required_literal(pattern: str, ignore_case: bool = False) -> str | None:
-    """Return the longest substring that every match of `pattern` contains, or None.
+MAX_SET = 16  # a literal set grows by cross product (`(a|b)(c|d)`); past this size it stops being one
 
-    Parses with the standard library's regex parser (the `regex` module's syntax is a superset; a
-    pattern it cannot parse simply yields None and must declare its literal).
+
+def literal_set(pattern: str, ignore_case: bool = False) -> list[str] | None:
+    """The best set of strings such that every match of `pattern` contains at least one, or None.
+
+    Alternations and small character classes inside a run expand it (`(synth|opt)_design failed` gives
+    `synth_design failed` and `opt_design failed`, not the frequent ` failed`), so the gate lets through only
+    lines that can match. "Best" is the set whose shortest member is longest. Parses with the standard
+    library's regex parser (the `regex` module's syntax is a superset; a pattern it cannot parse yields None
+    and must declare its literal).
     """
     try:
         parsed = sre_parse.parse(pattern, re.IGNORECASE if ignore_case else 0)
     except (re.error, OverflowError, RecursionError, TypeError, ValueError):
         return None
-    runs = list(_literal_runs(list(parsed)))
-    best = max(runs, key=len, default="")
-    return best or None
+    sets = [s for s in _required_sets(list(parsed)) if s and all(s)]
+    if not sets:
+        return None
+    return max(sets, key=lambda s: (min(map(len, s)), -len(s)))
 
 
-def _literal_runs(items: list[tuple[Any, Any]]) -> Any:
-    """Yield maximal runs of consecutive required literal characters in a parsed sequence."""
-    run: list[str] = []
+def _concat(run: list[str], piece: list[str]) -> list[str] | None:
+    out = list(dict.fromkeys(a + b for a in run for b in piece))
+    return out if len(out) <= MAX_SET else None
+
+
+def _required_sets(items: list[tuple[Any, Any]]) -> Any:
+    """Yield the literal sets a required sequence guarantees: maximal runs of adjacent exact pieces."""
+    run = [""]
     for op, arg in items:
-        if op is sre_c.LITERAL:
-            run.append(chr(arg))
+        piece = _piece(op, arg)
+        if piece is None:
+            yield run
+            run = [""]
+            inner = _required_body(op, arg)
+            if inner is not None:  # a required group's own runs are required too
+                yield from _required_sets(inner)
             continue
-        if op is sre_c.SUBPATTERN:
-            inner = list(arg[-1])
-            # A plain group is transparent: its runs join the surrounding text.
-            sub = _flatten_group(inner)
-            if sub is not None:
-                run.extend(sub)
-                continue
-            yield "".join(run)
-            run = []
-            yield from _literal_runs(inner)
-            continue
-        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
-            lo, hi, body = arg
-            body = list(body)
-            chars = _flatten_group(body)
-            if chars is not None and lo >= 1:
-                if lo == hi:  # a fixed count of literal text is literal text
-                    run.extend(chars * lo)
-                    continue
-                # `ab+c` always contains `ab` and `bc`
-                yield "".join(run + chars * lo)
-                run = list(chars)
-                continue
-            yield "".join(run)
-            run = []
-            if lo >= 1:
-                yield from _literal_runs(body)
-            continue
-        if op is sre_c.AT:  # anchors consume nothing: they do not break a run
-            continue
-        yield "".join(run)
-        run = []
-    yield "".join(run)
+        strings, complete = piece
+        joined = _concat(run, strings)
+        if joined is None:  # too many combinations: start over from this piece
+            yield run
+            joined = strings
+        run = joined
+        if not complete:
+            yield run
+            run = [""]
+            if op in _REPEATS:  # `ab+c` contains `ab` and also `bc`: the last copy touches what follows
+                run = strings_of_body(arg) or [""]
+            else:
+                inner = _required_body(op, arg)
+                if inner is not None:
+                    yield from _required_sets(inner)
+    yield run
 
 
-def _flatten_group(items: list[tuple[Any, Any]]) -> list[str] | None:
-    """Return a group's characters when it is only literals, else None."""
-    chars = []
-    for op, arg in items:
-        if op is not sre_c.LITERAL:
+_REPEATS = (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None))
+_ZERO_WIDTH = (sre_c.AT, sre_c.ASSERT, sre_c.ASSERT_NOT)
+_SMALL_CLASS = 4  # `['’]` is two literals; `[a-z]` is not literal at all
+
+
+def _required_body(op: Any, arg: Any) -> list[tuple[Any, Any]] | None:
+    """The items inside a group or a repeat that must occur whenever this item matches."""
+    if op is sre_c.SUBPATTERN:
+        return list(arg[-1])
+    if op in _REPEATS and arg[0] >= 1:
+        return list(arg[2])
+    return None
+
+
+def strings_of_body(arg: Any) -> list[str] | None:
+    piece = _leading(list(arg[2]))
+    return piece[0] if piece is not None and piece[1] else None
+
+
+def _piece(op: Any, arg: Any) -> tuple[list[str], bool] | None:
+    """(strings, complete): a match of this item is one of `strings` (complete) or starts with one; None
+    when the item guarantees no text."""
+    if op is sre_c.LITERAL:
+        return [chr(arg)], True
+    if op in _ZERO_WIDTH:  # anchors and lookarounds consume nothing: adjacent text stays adjacent
+        return [""], True
+    if op is sre_c.IN:
+        chars = [chr(a) for o, a in arg if o is sre_c.LITERAL]
+        if len(chars) == len(arg) and 0 < len(chars) <= _SMALL_CLASS:
+            return chars, True
+        return None
+    if op is sre_c.SUBPATTERN:
+        return _leading(list(arg[-1]))
+    if op is sre_c.BRANCH:
+        out: list[str] = []
+        complete = True
+        for alternative in arg[1]:
+            lead = _leading(list(alternative))
+            if lead is None:
+                return None
+            out.extend(lead[0])
+            complete = complete and lead[1]
+        out = list(dict.fromkeys(out))
+        return (out, complete) if len(out) <= MAX_SET else None
+    if op in _REPEATS:
+        lo, hi, body = arg
+        lead = _leading(list(body))
+        if lead is None or not lead[1] or lo < 1:
             return None
-        chars.append(chr(arg))
-    return chars
+        strings: list[str] | None = [""]
+        for _ in range(min(lo, 64)):
+            strings = _concat(strings, lead[0]) if strings is not None else None
+        if strings is None:
+            return None
+        return strings, lo == hi and lo <= 64
+    return None
+
+
+def _leading(items: list[tuple[Any, Any]]) -> tuple[list[str], bool] | None:
+    """The strings every match of a sequence starts with (complete when the sequence is only those)."""
+    run = [""]
+    for op, arg in items:
+        piece = _piece(op, arg)
+        if piece is None:
+            return (run, False) if all(run) else None
+        joined = _concat(run, piece[0])
+        if joined is None:
+            return (run, False) if all(run) else None
+        run = joined
+        if not piece[1]:
+            return run, False
+    return run, True
 
 
 def gate_literals(pattern: str, ignore_case: bool = False, minimum: int = 4) -> list[str] | None:
-    """Literals of which every match contains at least one: one per branch of a top-level alternation.
+    """Literals of which every match contains at least one: the best literal set of each branch of a
+    top-level alternation.
 
     The pattern is split at its top-level `|` before parsing, because the parser factors a prefix shared by
-    the branches out of them (`[HLS 200-111] Finished A|[HLS 200-111] Finished B` would otherwise gate on
-    the common, frequent prefix only). None when some branch has no literal of `minimum` characters.
+    the branches out of them. None when some branch has no set whose every member has `minimum` characters.
     """
-    out = []
+    out: list[str] = []
     for branch in split_top_level(pattern):
-        best = required_literal(branch, ignore_case) if branch else None
-        if best is None or len(best) < minimum:
+        best = literal_set(branch, ignore_case) if branch else None
+        if best is None or min(map(len, best)) < minimum:
             return None
-        out.append(best)
+        out.extend(s for s in best if s not in out)
     return out
 
 
