@@ -493,9 +493,18 @@ def _status(findings: list[Finding], unexplained: list[Unexplained], detection: 
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _scan_in_worker(args: tuple[PackSet, str | None, Source, int, Range | None]) -> SourceResult:
-    packs, gate, source, index, part = args
-    return Matcher(packs, gate).scan_source(source, index, part=part)
+_worker_matcher: Matcher | None = None  # one per pool process, built once by `_start_worker`
+
+
+def _start_worker(packs: PackSet, gate: str | None) -> None:
+    global _worker_matcher  # noqa: PLW0603 - per-process state of a pool worker
+    _worker_matcher = Matcher(packs, gate)
+
+
+def _scan_in_worker(args: tuple[Source, int, Range | None]) -> SourceResult:
+    source, index, part = args
+    assert _worker_matcher is not None, "the pool is started with _start_worker"
+    return _worker_matcher.scan_source(source, index, part=part)
 
 
 def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = None,
@@ -510,9 +519,10 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
             parts: list[Range | None] = list(plan_ranges(s.path, jobs)) if s.kind == "log" and plain_file(s) else []
             if len(parts) < 2:
                 parts = [None]  # read whole, exactly as the serial scan does
-            tasks.extend((packs, gate, s, i, part) for part in parts)
+            tasks.extend((s, i, part) for part in parts)
         if len(tasks) > 1:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            # the packs travel once per process, not once per task, and each process compiles its gate once
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(packs, gate)) as pool:
                 pieces = list(pool.map(_scan_in_worker, tasks))
             results = _join_ranges(pieces)
             for r in results:
