@@ -95,6 +95,12 @@ class Matcher:
             literals.append((lit, False))
             self.targets.append(_Target(metric=True))
         self.gate: Gate = make_gate(literals, gate)
+        # literal ids by what they feed, so a scan can stop looking at lines only a spent target wants
+        self.ids_of: dict[int, frozenset[int]] = {}
+        for i, t in enumerate(self.targets):
+            key = id(t.signature if t.signature is not None else t.rule)
+            if t.signature is not None or t.rule is not None:
+                self.ids_of[key] = self.ids_of.get(key, frozenset()) | {i}
 
     def scan_source(self, source: Source, index: int, *, warn: Warn | None = None,
                     on_finding: OnFinding | None = None, raw_sink: RawSink | None = None,
@@ -122,6 +128,7 @@ class _SourceScan:
         self.timeouts: list[str] = []
         self.timeout_counts: dict[str, int] = {}
         self.disabled: set[int] = set()
+        self.spent: frozenset[int] = frozenset()  # literal ids whose targets can add nothing more here
         self.tail: list[str] = []  # last CONTEXT lines of the previous block
         self.awaiting: list[Evidence] = []  # evidence still missing lines of after-context
         self.open_tracebacks: list[tuple[int, str]] = []
@@ -176,10 +183,15 @@ class _SourceScan:
         if self.awaiting:
             lines = block.text.split("\n")
             self._fill_after(lines, 0)
+        spent = self.spent
         for idx in sorted(candidates):
+            literal_ids = candidates[idx]
+            if literal_ids <= spent:
+                continue
             if lines is None:
                 lines = block.text.split("\n")
-            self._scan_line(lines, idx, block.first_line + idx, candidates[idx])
+            self._scan_line(lines, idx, block.first_line + idx, literal_ids)
+            spent = self.spent
         if lines is None and block.n_lines:
             # only the tail is needed for the next block's before-context
             start = max(0, len(block.text) - 1)
@@ -221,6 +233,7 @@ class _SourceScan:
                 metric_done = True
             elif target.rule is not None:
                 if target.rule.passive and self.detection.saturated(target.rule):
+                    self.spent |= self.m.ids_of[id(target.rule)]  # later lines with only its literals are skipped
                     continue
                 try:
                     m = target.rule.compiled.search(text, timeout=0.25)
@@ -246,6 +259,7 @@ class _SourceScan:
             self.warn(f"{self.path}:{line_no}: signature {key} exceeded its time bound; skipped on this line")
         if count == MAX_TIMEOUTS:
             self.disabled.add(id(sig))
+            self.spent |= self.m.ids_of[id(sig)]
             self.warn(f"{self.path}:{line_no}: signature {key} timed out {count} times; "
                       "not run on the rest of this input")
 
