@@ -522,16 +522,19 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bo
     if cached is not None:
         return cached
     causes: dict[str, Cause] = {}
+    where: dict[str, str] = {}  # cause id -> full path:line, for errors (a cause's `source` is name:line)
     for path in files:
         for cause in load_pack_file(path):
+            here = f"{path}:{cause.source.rsplit(':', 1)[-1]}"
             if cause.id in causes:
-                raise PackError(f"duplicate id {cause.id}", where=f"{path}:{cause.source.split(':')[-1]}",
-                                hint=f"first defined at {causes[cause.id].source}; ids are unique and never reused")
+                raise PackError(f"duplicate id {cause.id}", where=here,
+                                hint=f"first defined at {where[cause.id]}; ids are unique and never reused")
             causes[cause.id] = cause
+            where[cause.id] = here
     for cause in causes.values():
         for target in cause.explains + cause.when.get("present", []) + cause.when.get("absent", []):
             if target not in causes:
-                raise PackError(f"{cause.id}: explains unknown id {target}", where=cause.source,
+                raise PackError(f"{cause.id}: explains unknown id {target}", where=where[cause.id],
                                 hint="name a cause that exists in the loaded packs")
     active = {k: c for k, c in causes.items() if c.status != "removed"}
     packs = PackSet(causes=active, files=files, digest=key)
