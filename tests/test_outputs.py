@@ -31,7 +31,7 @@ from triage.outputs import (
 )
 from triage.sources import Source
 
-from .conftest import ROOT, corpus
+from .conftest import FIXTURES, ROOT, corpus
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-2.1.0.schema.json").read_text(encoding="utf-8"))
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -302,6 +302,21 @@ def test_jsonl_stream_writes_each_cause_once_as_found(packs):
     assert set(ids) >= {f.id for f in r.all_findings()}
     assert lines[-1]["type"] == "summary"
     assert {x["id"] for x in lines[-1]["findings"]} == {f.id for f in r.all_findings()}
+
+
+def test_streamed_findings_skip_a_cause_the_version_already_read_rules_out(packs, tmp_path):
+    """The seed failure is a 3.29+ cause: a log that said 3.28 first must not stream it (synthetic banner)."""
+    seed = (FIXTURES / "notes" / "dfc-a1-seed-dfc329.log").read_text()
+    streamed: dict[str, list[str]] = {}
+    for version in ("3.28.0", "3.29.0"):
+        log = tmp_path / f"{version}.log"
+        log.write_text(f"[info] Hailo DFC Version: {version}\n" + seed)
+        got: list[str] = []
+        r = scan_paths([str(log)], packs, on_finding=lambda cause, ev, got=got: got.append(cause.id))
+        streamed[version] = got
+        assert set(got) >= {f.id for f in r.all_findings()}  # never less than the summary
+    assert "dfc/perf-flow-manual-resources" in streamed["3.29.0"]
+    assert "dfc/perf-flow-manual-resources" not in streamed["3.28.0"]
 
 
 def test_render_text_and_json_and_unknown(result, packs):

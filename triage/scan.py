@@ -293,7 +293,11 @@ class _SourceScan:
         self.awaiting.append(ev)
         self._fill_after(lines, idx + 1, only=ev)
         if self.on_finding is not None and hits.count == 1:
-            self.on_finding(self.m.packs.causes[sig.cause_id], ev)
+            cause = self.m.packs.causes[sig.cause_id]
+            # a version read earlier in this log already rules the cause out: do not stream it (when the
+            # version comes later, the final summary is what drops it)
+            if cause.applies_to(self.detection.versions.get(cause.tool)):
+                self.on_finding(cause, ev)
 
     def _fill_after(self, lines: list[str], start: int, only: Evidence | None = None) -> None:
         """Give waiting evidence its after-context from `lines[start:]` (a block's split ends with '')."""
