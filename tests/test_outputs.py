@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 from junitparser import Failure, JUnitXml, Skipped
 
-from triage import scan_paths
+from triage import scan_paths, scan_text
 from triage.model import Evidence, Unexplained
 from triage.outputs import (
     FORMATS, BytesProgress, JsonlStream, NoProgress, TeeWriter, artifact_uri, chain_findings, chain_sinks,
@@ -70,9 +70,12 @@ def sarif_validator():
 
 
 def test_sarif_valid_against_the_2_1_0_schema(result, packs):
-    log = json.loads(render(result, "sarif", packs))
-    errors = sorted(sarif_validator().iter_errors(log), key=lambda e: list(e.path))
-    assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:10])
+    clean = scan_text("INFO: all good\n", packs)
+    for scanned in (result, clean):
+        log = json.loads(render(scanned, "sarif", packs))
+        errors = sorted(sarif_validator().iter_errors(log), key=lambda e: list(e.path))
+        assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:10])
+    assert json.loads(render(clean, "sarif", packs))["runs"][0]["tool"]["driver"]["rules"] == []
 
 
 def test_sarif_schema_check_is_not_vacuous(result, packs):
@@ -92,8 +95,12 @@ def test_sarif_schema_check_is_not_vacuous(result, packs):
 def test_sarif_rules_come_from_the_packs_with_their_help(result, packs):
     run = json.loads(render(result, "sarif", packs))["runs"][0]
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
-    assert set(packs.causes) <= set(rules)
-    for cid, cause in packs.causes.items():
+    # exactly the rules the results use (plus the one for unexplained lines), each once
+    assert set(rules) == {res["ruleId"] for res in run["results"]}
+    assert len(rules) == len(run["tool"]["driver"]["rules"])
+    assert len(rules) > 3
+    for cid in set(rules) & set(packs.causes):
+        cause = packs.causes[cid]
         rule = rules[cid]
         assert rule["shortDescription"]["text"] == cause.title
         assert rule["fullDescription"]["text"] == cause.cause

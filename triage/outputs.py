@@ -368,17 +368,19 @@ def _physical(path: str, line: int, text: str, before: list[str], after: list[st
 
 
 def to_sarif(result: ScanResult, packs: PackSet, *, base_dir: str | os.PathLike[str] | None = None) -> str:
-    """A SARIF 2.1.0 log with one run: the packs' causes as rules, the findings as results."""
+    """A SARIF 2.1.0 log with one run: the findings as results, their causes as rules."""
     from . import __version__
 
-    causes = sorted(packs.causes.values(), key=lambda c: c.id)
-    rules = [sarif_rule(c) for c in causes]
-    index = {c.id: i for i, c in enumerate(causes)}
+    # Only the rules the results use: all 200+ causes would make every file ~0.5 MB for nothing.
+    rules: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
     results: list[dict[str, Any]] = []
     for f, root in _flat(result):
-        if f.id not in index:  # a finding from packs other than those given: add its rule from the finding
+        if f.id not in index:
             index[f.id] = len(rules)
-            rules.append({"id": f.id, "shortDescription": {"text": f.title}, "fullDescription": {"text": f.cause},
+            cause = packs.causes.get(f.id)
+            rules.append(sarif_rule(cause) if cause is not None else  # else: from packs other than those given
+                         {"id": f.id, "shortDescription": {"text": f.title}, "fullDescription": {"text": f.cause},
                           "help": {"text": f.workaround}, "defaultConfiguration": {"level": SARIF_LEVEL[f.severity]}})
         text = f.evidence[0].text.strip() if f.evidence else ""
         res: dict[str, Any] = {
