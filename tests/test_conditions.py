@@ -104,6 +104,9 @@ def test_log_that_stops_mid_phase_is_reported_incomplete(packs) -> None:
     f = [f for f in result.findings if f.id == "triage/log-incomplete"][0]
     assert f.severity == "warning" and "impl" in f.cause
     assert result.run.status == "unknown"
+    (where,) = f.evidence  # the line the log stops at, with what came before it
+    assert (where.line, where.text) == (269, "Phase 1 Build RT Design")
+    assert where.before[0].startswith("INFO: [Route 35-254] Multithreading enabled")
 
 
 def test_dfc_utilization_list_becomes_metrics(packs) -> None:

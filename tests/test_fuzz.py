@@ -115,7 +115,7 @@ def _check(result, data: bytes, wrap: str, fmt: str) -> None:  # type: ignore[no
             assert info["bytes"] == len(data)
             assert info["lines"] <= data.count(b"\n") + data.count(b"\r") + 1
         for f in doc["findings"]:
-            assert f["count"] >= 1  # run-level findings (e.g. triage/log-incomplete) carry no evidence line
+            assert f["count"] >= 1
             for ev in f["evidence"]:
                 assert 1 <= ev["line"] <= info["lines"]
                 assert "\x00" not in ev["text"] and "\x1b" not in ev["text"] and "\r" not in ev["text"]

@@ -71,6 +71,7 @@ class SourceResult:
     timeouts: list[str]
     metrics: list[Metric] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
+    tail: list[str] = field(default_factory=list)  # the input's last lines (the last is line `info.lines`)
 
 
 class Matcher:
@@ -165,7 +166,7 @@ class _SourceScan:
     def result(self, stats: ReadStats) -> SourceResult:
         info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes)
         result = SourceResult(self.index, info, self.hits, self.unexplained, self.detection, self.warnings,
-                              self.timeouts, self.metrics)
+                              self.timeouts, self.metrics, tail=list(self.tail))
         if self.whole is not None:
             text = "".join(self.whole)
             if self.source.kind == "report":
@@ -349,8 +350,8 @@ def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
             elif len(unexplained) < MAX_UNEXPLAINED:
                 unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint)
         warnings.extend(r.warnings)
-    has_log = any(r.info.kind == "log" and r.info.lines for r in results)
-    findings = _findings(packs, hits, detection, has_log, bool(unexplained), facts)
+    logs = [r for r in results if r.info.kind == "log" and r.info.lines]
+    findings = _findings(packs, hits, detection, _last_line(logs[-1]) if logs else None, bool(unexplained), facts)
     run = RunInfo(
         tool=_tool(detection, findings), tool_version=detection.version, phase=detection.phase, part=detection.part,
         inputs=[r.info for r in results],
@@ -396,8 +397,19 @@ def _merge_detection(total: Detection, part: Detection) -> None:
     total.phases_done |= part.phases_done
 
 
+def _last_line(r: SourceResult) -> Evidence:
+    """Where a log stops: its last non-blank line, with the lines before it."""
+    tail = r.tail
+    end = len(tail)
+    while end > 1 and not tail[end - 1].strip():
+        end -= 1
+    line = r.info.lines - (len(tail) - end)
+    text = tail[end - 1] if end else ""
+    return Evidence(r.info.path, max(1, line), text[:2000], before=[t[:2000] for t in tail[:max(0, end - 1)]])
+
+
 def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
-              has_log: bool, unexplained: bool, facts: list[Fact]) -> list[Finding]:
+              log_end: Evidence | None, unexplained: bool, facts: list[Fact]) -> list[Finding]:
     found: dict[str, Finding] = {}
     first: dict[str, tuple[int, int]] = {}
     configured = _misconfigurations(packs, facts)
@@ -413,7 +425,7 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
             first[cid] = misconfig_hits.first
     for cid in [c for c in found if not _when_holds(packs.causes[c], found)]:
         del found[cid]
-    _absence(packs, found, first, detection, has_log, unexplained)
+    _absence(packs, found, first, detection, log_end, unexplained)
     # Root cause first: a finding explained by another found one is listed under it.
     roots: dict[str, str] = {}
     for cid in sorted(found, key=lambda c: first[c]):
@@ -439,15 +451,16 @@ def _when_holds(cause: Cause, found: dict[str, Finding]) -> bool:
 
 
 def _absence(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[int, int]], detection: Detection,
-             has_log: bool, unexplained: bool) -> None:
-    """A log that reached a phase but not its end, with nothing else to say why, is reported as such."""
+             log_end: Evidence | None, unexplained: bool) -> None:
+    """A log that reached a phase but not its end, with nothing else to say why, is reported as such; its
+    evidence is the line the log stops at."""
     cause = packs.causes.get("triage/log-incomplete")
-    if cause is None or not has_log or detection.phase is None or detection.ended or unexplained:
+    if cause is None or log_end is None or detection.phase is None or detection.ended or unexplained:
         return
     if any(f.severity == "error" for f in found.values()):
         return
     values = {"phase": detection.phase, "tool": detection.tool}
-    found[cause.id] = _finding(cause, CauseHits(count=1), values)
+    found[cause.id] = _finding(cause, CauseHits(count=1, evidence=[log_end]), values)
     first[cause.id] = (1 << 30, 0)
 
 
@@ -590,6 +603,7 @@ def _join_ranges(pieces: list[SourceResult]) -> list[SourceResult]:
         latest = {(m.kind, m.scope, m.resource): m for m in whole.metrics + piece.metrics}
         whole.metrics = list(latest.values())[:MAX_LOG_METRICS]
         whole.facts.extend(piece.facts)
+        whole.tail = piece.tail
     return joined
 
 
