@@ -161,6 +161,18 @@ def test_ten_megabyte_line_is_capped_and_numbering_continues(packs, tmp_path: Pa
     assert len(ev.text) <= 2000  # evidence is bounded too
 
 
+def test_long_unexplained_error_lines_do_not_hang_the_scan(tmp_path: Path) -> None:
+    """Error lines no cause explains are fingerprinted; a 1 MiB `ERROR xxx…` line without a slash once took
+    hours there (the path mask retried at every character). A hang guard: the whole CLI gets a minute."""
+    log = tmp_path / "long-errors.log"
+    log.write_bytes(b"ERROR " + b"x" * (LINE_CAP - 10) + b"\n" + b"ERROR " + b"yz-" * 100_000 + b"\n"
+                    + b"ERROR " + b"a/" * 200_000 + b"\n")
+    result = cli("scan", "--no-store", "--format", "json", str(log), timeout=60)
+    assert result.returncode == 1, result.stderr[-2000:]
+    unexplained = json.loads(result.stdout)["unexplained"]
+    assert [u["line"] for u in unexplained] == [1, 2, 3]
+
+
 def test_long_line_signature_after_the_first_mib_is_not_matched(packs, tmp_path: Path) -> None:
     # documents the cap: text beyond the first MiB of a line is not looked at
     log = tmp_path / "late.log"

@@ -17,7 +17,8 @@ MASKS: tuple[tuple[str, str], ...] = (
     (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<TIME>"),
     (r"\b0x[0-9a-fA-F]+\b", "<HEX>"),
     (r"\b[0-9a-f]{12,}\b", "<HEX>"),
-    (r"(?:[A-Za-z]:|[\w.+~@-]+)?(?:[\\/][\w.+~@-]+){2,}[\\/]?", "<PATH>"),
+    # starts only where a token starts: tried at every character of a long token, it was quadratic
+    (r"(?<![\w.+~@-])(?:[A-Za-z]:|[\w.+~@-]+)?(?:[\\/][\w.+~@-]+){2,}[\\/]?", "<PATH>"),
     (r"\b(?:tmp|temp)[\w-]*\b", "<TMP>"),
     (r"\b\d+(?:\.\d+)?\b", "<N>"),
 )
@@ -30,8 +31,13 @@ def _slot(index: int) -> str:
     return "\ue000" + "".join(chr(0xE001 + int(d)) for d in str(index)) + "\ue000"
 
 
+FINGERPRINT_CHARS = 2000  # what an unexplained line keeps of its text; the rest does not group it
+
+
 def normalise(text: str) -> str:
-    """The line with variable parts masked and spaces folded; message ids untouched."""
+    """The line (its first FINGERPRINT_CHARS characters) with variable parts masked and spaces folded;
+    message ids untouched."""
+    text = text[:FINGERPRINT_CHARS]
     kept: list[str] = []
 
     def keep(m: regex.Match[str]) -> str:
