@@ -269,6 +269,24 @@ def test_nightly_sets_counts_and_classification_rate(stored, packs):  # type: ig
     assert first_failed.get("data-status") == "failed"
 
 
+def test_nightly_runs_table_stops_after_the_runs_that_need_a_look(stored, packs, monkeypatch):  # type: ignore[no-untyped-def]
+    import triage.report
+
+    store, results = stored
+    now_runs = current(results)
+    statuses = [r.run.status for _, _, r in now_runs]
+    assert "failed" in statuses and "passed" in statuses
+    monkeypatch.setattr(triage.report, "MAX_RUN_ROWS", 2)
+    root = dom(render_nightly(build_nightly_context(store, SINCE, NOW, now=NOW, packs=packs)))
+    rows = root.findall(".//tr[@data-run]")
+    assert len(rows) == 2
+    assert all(r.get("data-status") == "failed" for r in rows[: min(2, statuses.count("failed"))])
+    assert root.find(".//*[@id='t-runs']").text == str(len(now_runs))  # the total still counts every run
+    hidden = "".join(root.find(".//*[@id='runs-hidden']").itertext())
+    assert hidden.startswith(f"{len(now_runs) - 2} more runs not listed")
+    assert f"{statuses.count('passed')} passed" in hidden and "--limit 0" in hidden
+
+
 def test_nightly_unexplained_groups_by_fingerprint(stored, packs):  # type: ignore[no-untyped-def]
     store, results = stored
     ctx = build_nightly_context(store, SINCE, NOW, now=NOW, packs=packs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -24,6 +24,7 @@ from .model import SEVERITY_RANK
 
 DIMENSIONS = ("label", "model", "branch", "commit", "host", "device")
 STATUS_ORDER = {"failed": 0, "unknown": 1, "passed": 2}
+MAX_RUN_ROWS = 300  # rows of the nightly's runs table
 CLASSIFYING_SEVERITIES = ("error", "warning")  # an info cause does not explain a failure
 QOR_MIN_DELTA = 5.0  # percentage points: smaller utilization moves are noise, not a change
 TIMING_RESOURCES = ("wns", "tns", "whs", "ths", "slack")
@@ -483,6 +484,10 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         })
     runs_ctx.sort(key=lambda r: (r["created"], r["id"]), reverse=True)  # newest first ...
     runs_ctx.sort(key=lambda r: STATUS_ORDER.get(r["status"], 1))  # ... within failed, unknown, passed
+    # A nightly of thousands of compiles lists the runs that need a look first, then stops: the page stays
+    # small; `triage runs list` has them all.
+    runs_hidden = runs_ctx[MAX_RUN_ROWS:]
+    runs_ctx = runs_ctx[:MAX_RUN_ROWS]
 
     # Totals and classification rate ----------------------------------------------------------------------
     failed = [r for r in current if r.get("status") == "failed"]
@@ -587,6 +592,9 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
                    "trend_from": _show_time(_iso(window_start))},
         "totals": totals,
         "runs": runs_ctx,
+        "runs_hidden": {"count": len(runs_hidden),
+                        "by_status": dict(sorted(Counter(r["status"] for r in runs_hidden).items())),
+                        "since": _iso(since)[:10]},
         "causes": causes_ctx,
         "new": [c for c in causes_ctx if c["state"] == "new"],
         "recurring": [c for c in causes_ctx if c["state"] == "recurring"],
