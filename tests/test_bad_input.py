@@ -173,6 +173,20 @@ def test_long_unexplained_error_lines_do_not_hang_the_scan(tmp_path: Path) -> No
     assert [u["line"] for u in unexplained] == [1, 2, 3]
 
 
+def test_long_metric_lines_and_script_statements_do_not_hang_the_scan(tmp_path: Path) -> None:
+    """Utilization lists (`SCs: 326/384, ...`) and model-script commands are read with regexes of their own;
+    runs of words or spaces without the expected `:` or `=` once made them quadratic and cubic."""
+    log = tmp_path / "compile.log"
+    log.write_bytes(b"SCs: " + b"a " * 400_000 + b"1/2\n" + b"TOTAL: " + b"b " * 400_000 + b"(5%)\n")
+    script = tmp_path / "model.alls"
+    script.write_bytes(b"x" + b" " * 500_000 + b"y\n" + b"a, " * 100_000 + b"= f(1)\n"
+                       + b"performance_param(compiler_optimization_level=max)\n")
+    result = cli("scan", "--no-store", "--format", "json", str(log), str(script), timeout=60)
+    assert result.returncode in (0, 1), result.stderr[-2000:]
+    doc = json.loads(result.stdout)
+    assert [i["lines"] for i in doc["run"]["inputs"]] == [2, 3]
+
+
 def test_long_line_signature_after_the_first_mib_is_not_matched(packs, tmp_path: Path) -> None:
     # documents the cap: text beyond the first MiB of a line is not looked at
     log = tmp_path / "late.log"

@@ -63,7 +63,10 @@ def evidence_of(misconfig: Misconfig) -> list[Evidence]:
 # Hailo model scripts (.alls)
 
 
-_COMMAND = re.compile(r"^\s*(?:(?P<lhs>[\w/.,\s]+?)\s*=\s*)?(?P<name>[A-Za-z_]\w*)\s*\((?P<args>.*)\)\s*$", re.S)
+# The targets are names separated by commas: nothing in the pattern can match the same spaces two ways (a
+# looser `[\w/.,\s]+?` before `\s*=` was cubic in a run of spaces).
+_COMMAND = re.compile(
+    r"^\s*(?:(?P<lhs>[\w/.]+(?:\s*,\s*[\w/.]+)*(?:\s*,)?)\s*=\s*)?(?P<name>[A-Za-z_]\w*)\s*\((?P<args>.*)\)\s*$", re.S)
 _KWARG = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(.*)$", re.S)
 
 

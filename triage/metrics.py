@@ -400,8 +400,10 @@ def _timing_summary(path: str, lines: list[str]) -> Iterator[Metric]:
 # Log lines (DFC and HLS)
 
 
-_FRACTION = re.compile(r"(?<![\w/])([A-Za-z0-9][\w ]*?):\s+(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)(?![\w./])")
-_COUNT_PCT = re.compile(r"(?<![\w/])([A-Za-z0-9][\w ]*?):\s+(\d+(?:\.\d+)?)\s+\((\d+(?:\.\d+)?)%\)")
+# Labels are short (`16bit SCs`, `L3 weights`): bounding them keeps a long line without a `:` linear, where
+# an open-ended label was retried from every word to the end of the line.
+_FRACTION = re.compile(r"(?<![\w/])([A-Za-z0-9][\w ]{0,47}?):\s+(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)(?![\w./])")
+_COUNT_PCT = re.compile(r"(?<![\w/])([A-Za-z0-9][\w ]{0,47}?):\s+(\d+(?:\.\d+)?)\s+\((\d+(?:\.\d+)?)%\)")
 _DFC_TABLE_HEAD = re.compile(r"(?:^|\]\s)(\S+) utilization:\s*$")
 _DFC_ROW = re.compile(r"\|\s*(cluster_\d+|Total)\s*\|\s*([\d.]+)%\s*\|\s*([\d.]+)%\s*\|\s*([\d.]+)%\s*\|")
 _DFC_COLUMNS = ("Control Utilization", "Compute Utilization", "Memory Utilization")
