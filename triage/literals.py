@@ -1,4 +1,4 @@
-"""Derive the literal text every match of a regex must contain: the key of the one-pass literal gate."""
+"""Derive, from a regex, strings every match must contain one of: the keys of the literal gate."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import re._parser as sre_parse  # type: ignore[import-not-found]
 from typing import Any
 
 _OPEN_ENDED = sre_c.MAXREPEAT
-
-
 MAX_SET = 16  # a literal set grows by cross product (`(a|b)(c|d)`); past this size it stops being one
+_REPEATS = (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None))
+_ZERO_WIDTH = (sre_c.AT, sre_c.ASSERT, sre_c.ASSERT_NOT)
+_SMALL_CLASS = 4  # `['’]` is two literals; `[a-z]` is not literal at all
 
 
 def literal_set(pattern: str, ignore_case: bool = False) -> list[str] | None:
@@ -59,17 +60,13 @@ def _required_sets(items: list[tuple[Any, Any]]) -> Any:
             yield run
             run = [""]
             if op in _REPEATS:  # `ab+c` contains `ab` and also `bc`: the last copy touches what follows
-                run = strings_of_body(arg) or [""]
+                run = _body_strings(arg) or [""]
             else:
                 inner = _required_body(op, arg)
                 if inner is not None:
                     yield from _required_sets(inner)
     yield run
 
-
-_REPEATS = (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None))
-_ZERO_WIDTH = (sre_c.AT, sre_c.ASSERT, sre_c.ASSERT_NOT)
-_SMALL_CLASS = 4  # `['’]` is two literals; `[a-z]` is not literal at all
 
 
 def _required_body(op: Any, arg: Any) -> list[tuple[Any, Any]] | None:
@@ -81,7 +78,8 @@ def _required_body(op: Any, arg: Any) -> list[tuple[Any, Any]] | None:
     return None
 
 
-def strings_of_body(arg: Any) -> list[str] | None:
+def _body_strings(arg: Any) -> list[str] | None:
+    """What one copy of a repeated literal body is (`b` of `ab+c`), else None."""
     piece = _leading(list(arg[2]))
     return piece[0] if piece is not None and piece[1] else None
 
@@ -205,7 +203,7 @@ def repeat_product(pattern: str) -> int:
 def _max_product(items: list[tuple[Any, Any]]) -> int:
     best = 1
     for op, arg in items:
-        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
+        if op in _REPEATS:
             lo, hi, body = arg
             count = hi if hi < _OPEN_ENDED else lo
             best = max(best, max(count, 1) * _max_product(list(body)))
