@@ -232,7 +232,25 @@ def test_gzip_header_only(tmp_path: Path) -> None:
     proc = cli("scan", "--no-store", "--format", "json", str(log))
     assert proc.returncode in (0, 1)
     assert b"Traceback" not in proc.stderr
-    assert b"input ends early" in proc.stderr
+    assert b"starts like gzip but does not decompress; read as plain text" in proc.stderr
+    assert json.loads(proc.stdout)["run"]["inputs"][0]["bytes"] == 2  # the two bytes are all there is
+
+
+@pytest.mark.parametrize("via", ["stdin", "file"])
+def test_text_that_starts_with_the_gzip_magic_is_read_as_text(tmp_path: Path, via: str) -> None:
+    """Found by the fuzz run: such input used to be dropped as a broken gzip, with the error line in it."""
+    data = b"\x1f\x8b" + MAPPING_FAILED.encode() + b"\n"
+    if via == "stdin":
+        proc = cli("scan", "--no-store", "--format", "json", "-", stdin=data)
+    else:
+        log = tmp_path / "odd.log"
+        log.write_bytes(data)
+        proc = cli("scan", "--no-store", "--format", "json", str(log))
+    assert proc.returncode == 1, proc.stderr
+    assert b"read as plain text" in proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["findings"][0]["id"] == "dfc/allocation-failed"
+    assert doc["run"]["inputs"][0]["bytes"] == len(data)
 
 
 def test_empty_stdin_in_a_real_process() -> None:

@@ -156,7 +156,9 @@ class _Gunzip:
     """Streaming gunzip that keeps every byte it could decompress when the file is cut short.
 
     `gzip.GzipFile.read` drops the data of a read that hits a truncated end; here that data is returned
-    first and the truncation is raised on the following read.
+    first and the truncation is raised on the following read. Input that starts with the gzip magic bytes
+    but cannot be decompressed from its start (a bad header, or nothing after it) is read as it is, as
+    text, and `read_as_text` says so: those bytes are all there is.
     """
 
     def __init__(self, raw: BinaryIO, chunk: int = 1 << 16) -> None:
@@ -166,15 +168,37 @@ class _Gunzip:
         self.pending = b""
         self.truncated = False
         self.done = False
+        self.head = b""  # what was read before the first decompressed byte, in case it is not gzip
+        self.inflated = False
+        self.read_as_text = False
 
     def read(self, size: int) -> bytes:
         while len(self.pending) < size and not self.done:
             data = self.raw.read(self.chunk)
+            if self.read_as_text:
+                self.pending += data
+                self.done = not data
+                continue
             if not data:
                 self.done = True
-                self.truncated = not self.inflate.eof
+                if not self.inflated and not self.inflate.eof:
+                    self._as_text()
+                else:
+                    self.truncated = not self.inflate.eof
                 break
-            self.pending += self.inflate.decompress(data)
+            if not self.inflated:
+                self.head += data
+            try:
+                out = self.inflate.decompress(data)
+            except zlib.error:
+                if self.inflated:
+                    raise
+                self._as_text()
+                continue
+            self.pending += out
+            self.inflated = self.inflated or bool(out) or self.inflate.eof
+            if self.inflated:
+                self.head = b""
             while self.inflate.eof and self.inflate.unused_data:  # a multi-member gzip file
                 rest = self.inflate.unused_data
                 self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -184,6 +208,10 @@ class _Gunzip:
             raise EOFError("truncated gzip")
         out, self.pending = self.pending[:size], self.pending[size:]
         return out
+
+    def _as_text(self) -> None:
+        self.read_as_text = True
+        self.pending, self.head = self.head, b""
 
     def close(self) -> None:
         self.raw.close()
@@ -268,6 +296,8 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             stats.lines += n
         if eof:
             break
+    if getattr(stream, "read_as_text", False):
+        warn(f"{display}: starts like gzip but does not decompress; read as plain text")
 
 
 def _last_eol(data: bytes) -> int:
