@@ -23,7 +23,8 @@ def _run_header(result: ScanResult) -> Text:
         parts.append(run.part)
     if run.phase:
         parts.append(f"phase {run.phase}")
-    parts.append(f"{sum(i.lines for i in run.inputs)} lines in {len(run.inputs)} input(s)")
+    lines, inputs = sum(i.lines for i in run.inputs), len(run.inputs)
+    parts.append(f"{lines:,} line{'' if lines == 1 else 's'} in {inputs} input{'' if inputs == 1 else 's'}")
     line.append(" · ".join(parts))
     line.append(" · status ")
     line.append(run.status, style={"failed": "bold red", "passed": "green"}.get(run.status, "dim"))
