@@ -118,3 +118,46 @@ def test_eight_writers_and_a_nightly_report_at_once(tmp_path: Path) -> None:
         assert store.db.execute("select count(*) from runs").fetchone()[0] == 400
         assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert rendered >= 1
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found |= {int(c) for c in task.read_text().split()}
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the kernel's parent-death signal is Linux-only")
+def test_workers_stop_when_the_scan_is_killed(tmp_path: Path) -> None:
+    """A CI job that kills `triage` on a timeout must not leave its workers scanning a big log."""
+    log = tmp_path / "big.log"
+    with log.open("w") as fh:  # synthetic: a log of unexplained error lines, slow to scan on purpose
+        for i in range(1_200_000):
+            fh.write(f"ERROR: odd thing {i} in stage {i % 97}\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "triage", "scan", "--no-store", "-j", "2", str(log)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
+    deadline = time.monotonic() + 30
+    workers: set[int] = set()
+    while len(workers) < 2 and time.monotonic() < deadline:
+        workers = _children(proc.pid)
+        time.sleep(0.05)
+    assert len(workers) >= 2, "the scan never started its workers"
+    time.sleep(0.5)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [w for w in workers if _alive(w)]
+    for w in left:
+        os.kill(w, signal.SIGKILL)
+    assert not left, "workers kept scanning after the scan was killed"

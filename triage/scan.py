@@ -6,7 +6,11 @@ then the results are merged in input order into one `ScanResult` — identical w
 
 from __future__ import annotations
 
+import ctypes
 import io
+import os
+import signal
+import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -527,9 +531,23 @@ def _status(findings: list[Finding], unexplained: list[Unexplained], detection: 
 _worker_matcher: Matcher | None = None  # one per pool process, built once by `_start_worker`
 
 
-def _start_worker(packs: PackSet, gate: str | None) -> None:
+def _start_worker(packs: PackSet, gate: str | None, parent: int) -> None:
     global _worker_matcher  # noqa: PLW0603 - per-process state of a pool worker
+    _die_with_parent(parent)
     _worker_matcher = Matcher(packs, gate)
+
+
+def _die_with_parent(parent: int) -> None:
+    """A CI job that kills `triage` on a timeout must not leave its workers scanning: on Linux, ask the
+    kernel to send them SIGTERM when the parent dies. Elsewhere they end when their task does."""
+    if sys.platform != "linux":
+        return
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def _scan_in_worker(args: tuple[Source, int, Range | None]) -> SourceResult:
@@ -553,7 +571,8 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
             tasks.extend((s, i, part) for part in parts)
         if len(tasks) > 1:
             # the packs travel once per process, not once per task, and each process compiles its gate once
-            with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(packs, gate)) as pool:
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker,
+                                     initargs=(packs, gate, os.getpid())) as pool:
                 pieces = list(pool.map(_scan_in_worker, tasks))
             results = _join_ranges(pieces)
             for r in results:
