@@ -238,7 +238,8 @@ class _SourceScan:
                 metric_done = True
             elif target.rule is not None:
                 if target.rule.passive and self.detection.saturated(target.rule):
-                    self.spent |= self.m.ids_of[id(target.rule)]  # later lines with only its literals are skipped
+                    if lit_id not in self.spent:  # later lines with only its literals are skipped
+                        self.spent |= self.m.ids_of[id(target.rule)]
                     continue
                 try:
                     m = target.rule.compiled.search(text, timeout=0.25)
@@ -561,8 +562,7 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
                  jobs: int = 1, gate: str | None = None, matcher: Matcher | None = None) -> ScanResult:
     """Scan the sources as one run. `jobs > 1` scans files — and ranges of one large file — in a process
     pool; the result is the same as the serial scan's."""
-    files = [s for s in sources if s.path != "-"]
-    if jobs > 1 and files and on_finding is None and raw_sink is None and len(files) == len(sources):
+    if on_finding is None and raw_sink is None and runs_in_parallel(sources, jobs):
         tasks = []
         for i, s in enumerate(sources):
             parts: list[Range | None] = list(plan_ranges(s.path, jobs)) if s.kind == "log" and plain_file(s) else []

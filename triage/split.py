@@ -104,21 +104,18 @@ def lines_before(path: str, offset: int, count: int) -> list[str]:
     if offset <= 0:
         return []
     start = max(0, offset - _CONTEXT_BYTES)
-    with open(path, "rb") as f:
-        f.seek(start)
-        text = clean_text(f.read(offset - start))
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines[-count:]
+    return _lines_at(path, start, offset - start)[-count:]
 
 
 def lines_after(path: str, offset: int, count: int) -> list[str]:
     """The first `count` lines from `offset` (for the after-context of a range's last hits)."""
+    return _lines_at(path, offset, _CONTEXT_BYTES)[:count]
+
+
+def _lines_at(path: str, start: int, size: int) -> list[str]:
     with open(path, "rb") as f:
-        f.seek(offset)
-        text = clean_text(f.read(_CONTEXT_BYTES))
-    lines = text.split("\n")
+        f.seek(start)
+        lines = clean_text(f.read(size)).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return lines[:count]
+    return lines

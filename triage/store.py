@@ -252,11 +252,9 @@ def _packer() -> Any:
 
 def unpack_log(blob: bytes) -> bytes:
     """The text of a kept log: zstd frames (this version), or zlib (stored by earlier versions)."""
-    if not blob.startswith(ZSTD_MAGIC):
-        return zlib.decompress(blob)
-    import zstandard  # noqa: PLC0415
-
-    return zstandard.ZstdDecompressor().decompressobj(read_across_frames=True).decompress(blob)
+    out = io.BytesIO()
+    unpack_log_to(blob, out)
+    return out.getvalue()
 
 
 def unpack_log_to(blob: bytes, out: BinaryIO) -> None:
