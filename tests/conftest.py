@@ -8,6 +8,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 CORPUS = FIXTURES / "corpus"
+PUBLIC = FIXTURES / "public"  # real excerpts found in the public record after the corpus
 
 # The suite exercises the pure-Python gate, the one every install has; hyperscan (the `fast` extra) is
 # compared with it on every fixture by tests that ask for it by name. `TRIAGE_MATCHER=hyperscan make test`

@@ -12,7 +12,7 @@ from triage import load_packs
 from triage.literals import gate_literals, literal_set
 from triage.packs import PackSet
 
-from .conftest import CORPUS, FIXTURES
+from .conftest import CORPUS, FIXTURES, PUBLIC
 
 PACKS: PackSet = load_packs()
 SIGNATURES = [(c.id, i, s) for c in PACKS.causes.values() for i, s in enumerate(c.signatures)]
@@ -37,7 +37,7 @@ def test_enough_knowledge() -> None:
 
 def _real_text() -> str:
     parts = []
-    for p in list(CORPUS.rglob("*")) + list((FIXTURES / "notes").glob("*-verbatim.txt")):
+    for p in list(CORPUS.rglob("*")) + list(PUBLIC.rglob("*")) + list((FIXTURES / "notes").glob("*-verbatim.txt")):
         if p.is_file() and not p.name.endswith(".expected.yaml"):
             parts.append(p.read_bytes().decode("utf-8", "replace").replace("\r\n", "\n"))
     return "\n".join(parts)
