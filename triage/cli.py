@@ -221,6 +221,25 @@ def packs_test(
     raise typer.Exit(1 if report.failures or report.uncovered else 0)
 
 
+@packs_app.command("eval")
+def packs_eval(
+    packs: PacksOpt = None,
+    cases: Annotated[Path, typer.Option(help="Folder of held-back cases with a cases.yaml.")] = Path("fixtures/heldback"),
+    only: Annotated[bool, typer.Option("--only", help="Use only the --packs given, not the built-in packs.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Score the knowledge on held-back real cases: failures explained right, clean runs, traps explained."""
+    from .evaluate import evaluate
+
+    report = evaluate(load_packs(packs or [], builtin=not only), cases)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    from .console import print_eval
+
+    print_eval(Console(highlight=False), report)
+
+
 @packs_app.command("list")
 def packs_list(
     tool: Annotated[Optional[str], typer.Option(help="Only causes of this tool (dfc, hls, vivado, hls4ml, ...).")] = None,

@@ -159,7 +159,7 @@ def _finding(f: Mapping[str, Any]) -> dict[str, Any]:
         "references": [{"text": str(r), "href": _href(r)} for r in f.get("references") or []],
         "count": int(f.get("count") or 0), "tool": str(f.get("tool") or ""), "versions": f.get("versions") or "",
         "evidence": [_evidence(e) for e in f.get("evidence") or []],
-        "explains": [_finding(e) for e in f.get("explains") or []],
+        "explains": [_finding(e) for e in f.get("explains") or []], "generic": bool(f.get("generic")),
     }
 
 
@@ -218,7 +218,8 @@ def build_result_context(result: Mapping[str, Any], *, dimensions: Mapping[str, 
     dims = dict(dimensions or result.get("dimensions") or {})
     findings = [_finding(f) for f in result.get("findings") or []]
     unexplained = [{"path": str(u.get("path") or ""), "line": u.get("line"), "text": str(u.get("text") or ""),
-                    "count": int(u.get("count") or 1), "fingerprint": str(u.get("fingerprint") or "")}
+                    "count": int(u.get("count") or 1), "fingerprint": str(u.get("fingerprint") or ""),
+                    "advice": str(u.get("advice") or ""), "message_id": str(u.get("message_id") or "")}
                    for u in result.get("unexplained") or []]
     inputs = [{"path": str(i.get("path") or ""), "kind": str(i.get("kind") or ""), "lines": i.get("lines") or 0,
                "size": _fmt_bytes(i.get("bytes"))} for i in run.get("inputs") or []]
@@ -350,7 +351,7 @@ def _findings_of(db: Any, run_ids: list[int]) -> list[dict[str, Any]]:
         chunk = run_ids[i:i + 500]
         marks = ",".join("?" * len(chunk))
         out.extend(db.query(
-            f"select rowid as _order, run_id, cause_id, severity, title, count, parent_cause_id from findings"
+            f"select rowid as _order, run_id, cause_id, severity, title, count, parent_cause_id, generic from findings"
             f" where run_id in ({marks}) order by run_id, rowid", chunk))
     return out
 
@@ -491,7 +492,9 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
 
     # Totals and classification rate ----------------------------------------------------------------------
     failed = [r for r in current if r.get("status") == "failed"]
-    classified = [r for r in failed if any(f.get("severity") in CLASSIFYING_SEVERITIES for f in by_run.get(r["id"], []))]
+    # a generic catch-all says which step failed, not why: it does not make a failure "classified"
+    classified = [r for r in failed if any(f.get("severity") in CLASSIFYING_SEVERITIES and not f.get("generic")
+                                           for f in by_run.get(r["id"], []))]
     rate = len(classified) / len(failed) if failed else None
     totals = {
         "runs": len(current), "failed": len(failed),

@@ -146,6 +146,13 @@ def m007_metrics_line_and_unit(db: Database) -> None:
     db["metrics"].add_column("unit", str)
 
 
+@_migration
+def m008_generic_findings_and_advice(db: Database) -> None:
+    db["findings"].add_column("generic", int, not_null_default=0)
+    db["unexplained"].add_column("advice", str)
+    db["unexplained"].add_column("message_id", str)
+
+
 MIGRATION_NAMES = [name for name, _ in MIGRATIONS]
 
 
@@ -424,7 +431,7 @@ def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
             workaround=f.get("workaround", ""), references=list(f.get("references") or []),
             count=int(f.get("count") or 0), evidence=[evidence(e) for e in f.get("evidence") or []],
             tool=f.get("tool", ""), versions=f.get("versions"),
-            explained=[finding(x) for x in f.get("explains") or []],
+            explained=[finding(x) for x in f.get("explains") or []], generic=bool(f.get("generic")),
         )
 
     info = RunInfo(
@@ -434,7 +441,8 @@ def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
                 for i in run.get("inputs") or []],
     )
     unexplained = [Unexplained(u.get("path", ""), int(u.get("line") or 0), u.get("text", ""), int(u.get("count") or 1),
-                               u.get("fingerprint", "")) for u in doc.get("unexplained") or []]
+                               u.get("fingerprint", ""), u.get("advice"), u.get("message_id"))
+                   for u in doc.get("unexplained") or []]
     metric_fields = {f.name for f in fields(Metric)}
     metrics = [Metric(**{k: m.get(k) for k in metric_fields}) for m in doc.get("metrics") or []
                if isinstance(m, Mapping) and m.get("resource") is not None]
@@ -650,7 +658,7 @@ class Store:
         flat = list(_flatten(doc.get("findings") or []))
         self.db["findings"].insert_all(
             {"run_id": run_id, "cause_id": f["id"], "severity": f.get("severity"), "title": f.get("title"),
-             "count": f.get("count"), "parent_cause_id": parent,
+             "count": f.get("count"), "parent_cause_id": parent, "generic": int(bool(f.get("generic"))),
              "first_path": (f.get("evidence") or [{}])[0].get("path"),
              "first_line": (f.get("evidence") or [{}])[0].get("line")}
             for f, parent in flat)
@@ -662,7 +670,8 @@ class Store:
             for f, _ in flat for e in f.get("evidence") or [])
         self.db["unexplained"].insert_all(
             {"run_id": run_id, "fingerprint": u.get("fingerprint"), "normalised": normalise(u.get("text") or ""),
-             "path": u.get("path"), "line": u.get("line"), "text": u.get("text"), "count": u.get("count")}
+             "path": u.get("path"), "line": u.get("line"), "text": u.get("text"), "count": u.get("count"),
+             "advice": u.get("advice"), "message_id": u.get("message_id")}
             for u in doc.get("unexplained") or [])
         self.db["metrics"].insert_all(
             {"run_id": run_id, **{k: m.get(k) for k in METRIC_COLUMNS}}
