@@ -66,8 +66,8 @@ def test_lf_reference(packs, tmp_path: Path) -> None:
     assert result.run.inputs[0].lines == 5
 
 
-@pytest.mark.parametrize("newline", [b"\r\n", b"\r"], ids=["crlf", "cr-only"])
-def test_crlf_and_cr_only_keep_line_numbers(packs, tmp_path: Path, newline: bytes) -> None:
+@pytest.mark.parametrize("newline", [b"\r\n", b"\r\r\n"], ids=["crlf", "cr-cr-lf"])
+def test_crlf_and_double_cr_keep_line_numbers(packs, tmp_path: Path, newline: bytes) -> None:
     log = tmp_path / "eol.log"
     log.write_bytes(sample(LINES, newline))
     result, _ = scan(log, packs)
@@ -75,6 +75,20 @@ def test_crlf_and_cr_only_keep_line_numbers(packs, tmp_path: Path, newline: byte
     assert result.run.inputs[0].lines == 5
     ev = result.all_findings()[0].evidence[0]
     assert "\r" not in ev.text and all("\r" not in x for x in ev.before + ev.after)
+
+
+def test_a_lone_cr_does_not_end_a_line(packs, tmp_path: Path) -> None:
+    """As for `grep -n`: a progress bar redrawn with CRs is one line (its CRs shown as ␍), so the lines
+    after it keep the numbers an editor shows."""
+    log = tmp_path / "progress.log"
+    log.write_bytes(b"Calibration:  50%|#####     | 32/64\rCalibration: 100%|##########| 64/64\n"
+                    + sample(LINES[1:3]) + b"done\r")
+    result, _ = scan(log, packs)
+    assert first_lines(result) == {"dfc/partition-no-valid-contexts": 3, "dfc/allocation-failed": 2}
+    assert result.run.inputs[0].lines == 4
+    ev = next(f for f in result.all_findings() if f.id == "dfc/allocation-failed").evidence[0]
+    assert ev.before == ["Calibration:  50%|#####     | 32/64\u240dCalibration: 100%|##########| 64/64"]
+    assert ev.after[-1] == "done"
 
 
 def test_crlf_split_across_read_blocks(packs, tmp_path: Path) -> None:

@@ -1,7 +1,12 @@
 """Find the inputs of a run and stream them as blocks of clean text lines.
 
 Memory is bounded by the block size, whatever the size of the log: files are read in binary blocks,
-cut at line ends, decoded with replacement, stripped of ANSI escapes, with CRLF/CR turned into LF.
+cut at line ends, decoded with replacement, stripped of ANSI escapes.
+
+Lines are counted as `grep -n` counts them, so every `file:line` points where an editor, `sed -n` or
+GitHub shows that line: a LF ends a line, the CRs just before it are part of the line end (CRLF, and the
+CR CR LF that Windows tools write through a second conversion), and a lone CR inside a line (a progress
+bar redrawing itself) is shown as `␍`.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ STDIN = "-"
 
 # CSI and OSC sequences, two-character escapes, and any stray ESC left over (a cut-off sequence)
 ANSI_RE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x1b")
-CR_RE = re.compile(rb"\r\n?")
+CR_RE = re.compile(rb"\r+\n")  # a line end; any CR left after it is inside a line
+CR_MARK = "\u240d".encode()  # ␍
 
 # Files picked when walking a folder (an explicitly named file is always scanned).
 RECOGNISED = (
@@ -224,13 +230,16 @@ class _Gunzip:
 
 
 def clean_text(chunk: bytes) -> str:
-    """Decode and normalise a chunk of whole lines: UTF-8 with replacement, no ANSI, LF only, no NUL.
+    """Decode and normalise a chunk of whole lines: UTF-8 with replacement, no ANSI, LF only, no NUL, a
+    lone CR shown as `␍`.
 
     Line ends and escapes are handled on the bytes with one regex pass each (several times faster than
     `str.replace` chains on large blocks); the checks for their presence are memchr-fast.
     """
     if b"\r" in chunk:
         chunk = CR_RE.sub(b"\n", chunk)
+        if b"\r" in chunk:
+            chunk = chunk.replace(b"\r", CR_MARK)
     if b"\x1b" in chunk:
         chunk = ANSI_RE.sub(b"", chunk)
     text = chunk.decode("utf-8", "replace")
@@ -260,22 +269,20 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             if raw_sink is not None:
                 raw_sink(raw)
         if skipping:
-            cut = _first_eol(raw)
+            cut = raw.find(b"\n")
             if cut < 0:
                 if eof:
                     break
                 continue
-            if raw[cut:cut + 2] == b"\r\n":
-                cut += 1
             raw = raw[cut + 1:]
             skipping = False
         buffer = pending + raw
         if eof:
             chunk, pending = buffer, b""
+            if chunk.endswith(b"\r"):  # the CRs of a last line end without its LF
+                chunk = chunk.rstrip(b"\r") + b"\n"
         else:
-            cut = _last_eol(buffer)
-            if buffer[cut:cut + 1] == b"\r":  # a CR may be the first half of a CRLF split across reads
-                cut = _last_eol(buffer[:cut])
+            cut = buffer.rfind(b"\n")
             if cut < 0:
                 if len(buffer) >= LINE_CAP:
                     stats.capped_lines.append(line_no)
@@ -298,15 +305,6 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             break
     if getattr(stream, "read_as_text", False):
         warn(f"{display}: starts like gzip but does not decompress; read as plain text")
-
-
-def _last_eol(data: bytes) -> int:
-    return max(data.rfind(b"\n"), data.rfind(b"\r"))
-
-
-def _first_eol(data: bytes) -> int:
-    cuts = [i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0]
-    return min(cuts) if cuts else -1
 
 
 def _why(exc: BaseException) -> str:
