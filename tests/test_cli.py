@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,10 +44,17 @@ def test_exit_codes_follow_fail_on() -> None:
     assert run("scan", str(SEED), "--no-store", "--fail-on", "never").exit_code == 0
 
 
-def test_empty_stdin_is_fine() -> None:
-    result = run("scan", "-", "--format", "json", "--no-store", input=b"")
-    assert result.exit_code == 0
-    assert json.loads(result.stdout)["run"]["inputs"][0]["lines"] == 0
+def test_empty_stdin_is_an_input_error_unless_allowed(tmp_path: Path) -> None:
+    from triage.errors import InputError
+
+    db = tmp_path / "e.db"
+    result = runner.invoke(app, ["scan", "-", "--format", "json", "--db", str(db)], input=b"")
+    assert isinstance(result.exception, InputError) and result.exception.exit_code == 2
+    assert result.stdout == ""
+    assert not db.exists() or run("runs", "list", "--db", str(db), "--json").stdout.strip() == "[]"
+    allowed = run("scan", "-", "--format", "json", "--no-store", "--allow-empty", input=b"")
+    assert allowed.exit_code == 0
+    assert json.loads(allowed.stdout)["run"]["inputs"][0]["lines"] == 0
 
 
 def test_missing_path_is_one_line_error_exit_2() -> None:
@@ -134,3 +142,29 @@ def test_user_packs_option_adds_causes(tmp_path: Path, fmt: str) -> None:
     result = run("scan", str(log), "--packs", str(tmp_path), "--format", fmt, "--no-store")
     assert "site/frobnicator" in result.stdout
     assert result.exit_code == 0  # a warning does not fail at the default --fail-on error
+
+
+def test_counts_agree_across_every_view(tmp_path: Path) -> None:
+    """Real logs with explained findings (414), an unexplained error line (044) and CRLF (011): the counts
+    of `scan --format json`, `runs list`, `runs show` and the HTML report are one and the same."""
+    db = str(tmp_path / "c.db")
+    inputs = [str(corpus("logs/dfc/414-")), str(corpus("dfc/cases/044-")), str(corpus("logs/hls/011-"))]
+    doc = json.loads(run("scan", *inputs, "--db", db, "--format", "json").stdout)
+    top = doc["findings"]
+    expected = {"error": sum(f["severity"] == "error" for f in top), "warning": sum(f["severity"] == "warning" for f in top),
+                "info": sum(f["severity"] == "info" for f in top), "explained": sum(len(f["explains"]) for f in top),
+                "unexplained": len(doc["unexplained"])}
+    assert expected["explained"] and expected["unexplained"] and expected["error"]
+    assert doc["counts"] == expected
+    (row,) = json.loads(run("runs", "list", "--db", db, "--json").stdout)
+    assert row["counts"] == expected and (row["errors"], row["warnings"]) == (expected["error"], expected["warning"])
+    table = run("runs", "list", "--db", db).stdout
+    assert f"{expected['error']}E {expected['warning']}W {expected['info']}I +{expected['explained']} explained" in table
+    shown = run("runs", "show", "1", "--db", db).stdout
+    words = f"{expected['error']} errors, {expected['warning']} warning"
+    assert words in shown and f"{expected['explained']} explained" in shown
+    html_path = tmp_path / "r.html"
+    assert run("report", "1", "--db", db, "--out", str(html_path)).exit_code == 0
+    html = html_path.read_text(encoding="utf-8")
+    tiles = {k: int(v) for k, v in re.findall(r'id="n-(\w+)">(\d+)<', html)}
+    assert tiles == expected

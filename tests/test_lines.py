@@ -164,3 +164,16 @@ def test_folder_and_multi_file_evidence_names_the_file_its_line_is_in(packs, job
              str(CORPUS / "logs/hls/023-AkhilKushe-cabac-vitis_hls.log")]
     multi = scan_paths(named, packs, jobs=jobs)
     check_result(multi, {p: grep_lines(Path(p).read_bytes()) for p in named})
+
+
+def test_terminal_names_the_file_of_an_evidence_line_from_another_input(packs) -> None:
+    """The issue's case: under the header `508-…backup.log:62 (2 hits)` the second line is 510's line 25."""
+    from triage.outputs import to_text
+
+    folder = CORPUS / "logs" / "hls4ml"
+    result = scan_paths([str(folder)], packs)
+    finding = next(f for f in result.all_findings() if len({e.path for e in f.evidence[:2]}) == 2)
+    first, second = finding.evidence[:2]
+    text = to_text(result, width=400)
+    assert f"{first.path}:{first.line}" in text
+    assert f"{second.path}:{second.line} │ " in text

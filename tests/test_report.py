@@ -160,7 +160,10 @@ def test_run_report_cards_nest_explained_findings_with_evidence(stored):  # type
     # header: tool, status, label
     assert text(find_all(root, "dd", "status")[0]) == result.run.status
     assert text(find_all(root, "dd", "dim", data_dim="label")[0]) == "resnet"
-    assert text(by_id(root, "n-error")) == str(sum(1 for f in flat_findings(result.findings) if f.severity == "error"))
+    # the counts are the run's `Counts`: top-level errors, and the findings they explain apart
+    counts = result.counts()
+    assert text(by_id(root, "n-error")) == str(sum(1 for f in result.findings if f.severity == "error")) == str(counts.error)
+    assert text(by_id(root, "n-explained")) == str(sum(len(f.explained) for f in result.findings)) == str(counts.explained)
 
 
 def test_references_are_links_and_result_json_renders_the_same(stored, packs):  # type: ignore[no-untyped-def]

@@ -71,6 +71,7 @@ def scan(
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the run.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Record the run even if identical inputs were stored.")] = False,
     keep_log: Annotated[bool, typer.Option("--keep-log/--no-keep-log", help="Keep the scanned text (compressed) in the store.")] = True,
+    allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Accept empty input (else: exit 2, nothing stored).")] = False,
     label: Annotated[Optional[str], typer.Option(help="Dimension: a label for this build (e.g. the job name).")] = None,
     model: Annotated[Optional[str], typer.Option(help="Dimension: the model being compiled.")] = None,
     branch: Annotated[Optional[str], typer.Option(help="Dimension: branch (default from CI variables).")] = None,
@@ -92,8 +93,12 @@ def scan(
     store = None if no_store else StoreOptions(db=db, force=force, keep_log=keep_log, dimensions=dims)
     streams = _Streams(fmt, output, tee, pack_set, dims, fail_on.value,
                        folders=any(p != "-" and Path(p).is_dir() for p in paths))
-    outcome = run_scan(paths, pack_set, warn=_warn, jobs=jobs or (os.cpu_count() or 1), store=store,
-                       on_finding=streams.finding_callback(), sinks=streams.sinks(), prepare=streams.prepare)
+    try:
+        outcome = run_scan(paths, pack_set, warn=_warn, jobs=jobs or (os.cpu_count() or 1), store=store,
+                           on_finding=streams.finding_callback(), sinks=streams.sinks(), prepare=streams.prepare,
+                           allow_empty=allow_empty)
+    finally:
+        streams.stop_progress()
     streams.finish(outcome)
     if html is not None:
         from .report import write_result_report
@@ -146,9 +151,12 @@ class _Streams:
         self.progress.__enter__()
         return [self.progress.sink] if self.progress.active else []
 
-    def finish(self, outcome) -> None:  # type: ignore[no-untyped-def]
+    def stop_progress(self) -> None:
         if self.progress is not None:
             self.progress.__exit__(None, None, None)
+            self.progress = None
+
+    def finish(self, outcome) -> None:  # type: ignore[no-untyped-def]
         result = outcome.result
         if self.streamer is not None:
             self.streamer.finish(result)

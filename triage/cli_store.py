@@ -127,7 +127,10 @@ def print_runs(out: Console, rows: list[dict[str, Any]]) -> None:
         table.add_column(name, justify="right" if name in ("id", "findings") else "left", overflow="fold")
     for r in rows:
         tool = (r["tool"] or "") + (f" {r['tool_version']}" if r.get("tool_version") else "")
-        counts = f"{r['errors']}E {r['warnings']}W" if r["findings"] else "0"
+        c = r["counts"]
+        counts = " ".join(f"{c[k]}{k[0].upper()}" for k in ("error", "warning", "info") if c[k]) or "0"
+        if c["explained"]:
+            counts += f" +{c['explained']} explained"
         table.add_row(Text(str(r["id"])), Text(r["created"] or ""), Text(r.get("label") or ""), Text(tool),
                       Text(r["status"] or "", style=STATUS_STYLE.get(r["status"] or "", "dim")), Text(counts),
                       Text(r.get("top") or ""))

@@ -31,6 +31,7 @@ def result_dict(result: ScanResult) -> dict[str, Any]:
             "inputs": [{"path": i.path, "kind": i.kind, "lines": i.lines, "bytes": i.bytes} for i in run.inputs],
         },
         "findings": [finding_dict(f) for f in result.findings],
+        "counts": result.counts().to_dict(),
         "unexplained": [{"path": u.path, "line": u.line, "text": u.text, "count": u.count,
                          "fingerprint": u.fingerprint} for u in result.unexplained],
         "warnings": list(result.warnings),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import InputError
 from .model import InputInfo, ScanResult
 from .packs import PackSet
 from .outputs import chain_sinks
@@ -39,15 +40,21 @@ class ScanOutcome:
 
 def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, jobs: int = 1,
              store: StoreOptions | None = None, on_finding: OnFinding | None = None,
-             sinks: Sequence[RawSink] = (), prepare: Callable[[list[Source]], Sequence[RawSink]] | None = None) -> ScanOutcome:
+             sinks: Sequence[RawSink] = (), prepare: Callable[[list[Source]], Sequence[RawSink]] | None = None,
+             allow_empty: bool = False) -> ScanOutcome:
     """Discover, scan and (when `store` is given) record the run in one transaction.
 
     `prepare` receives the discovered sources before any byte is read (e.g. to size a progress bar) and
-    may return more sinks.
+    may return more sinks. A run with nothing to read (no input found, or only empty ones) is an
+    `InputError` and is not stored, unless `allow_empty`: a CI gate must not pass on a log that never
+    arrived.
     """
     started = time.perf_counter()
     warnings = WarningLog(warn)
     sources = discover(list(paths), warnings)
+    if not sources and not allow_empty:
+        raise InputError(f"nothing to scan in {', '.join(paths)}: no log, report or config file",
+                         hint="name the files to scan, or pass --allow-empty if that is expected")
     all_sinks = list(sinks) + list(prepare(sources) if prepare else [])
     from .store import LogKeeper
 
@@ -68,6 +75,7 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
     if hashing is not None:
         hashing.join()
     keeper.complete(result.run.inputs)
+    _check_empty(result.run.inputs, warnings, allow_empty)
     result.warnings = warnings.messages
     outcome = ScanOutcome(result, sources, duration_s=time.perf_counter() - started, keeper=keeper)
     if store is not None:
@@ -81,3 +89,16 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
             db.close()
         outcome.run_id, outcome.duplicate = recorded.run_id, recorded.duplicate
     return outcome
+
+
+def _check_empty(inputs: Sequence[InputInfo], warn: Warn, allow_empty: bool) -> None:
+    """Every input blank: an input error (unless allowed); some blank: a warning each."""
+    blank = [i for i in inputs if i.blank]
+    if inputs and len(blank) == len(inputs) and not allow_empty:
+        what = "standard input is empty" if [i.path for i in blank] == ["<stdin>"] else \
+            f"{blank[0].path} is empty" if len(blank) == 1 else f"all {len(blank)} inputs are empty"
+        stdin = " (`triage scan $LOG` with LOG unset reads stdin)" if blank[0].path == "<stdin>" else ""
+        raise InputError(f"nothing to scan: {what}",
+                         hint=f"check what writes the log{stdin}, or pass --allow-empty if an empty log is expected")
+    for info in blank:
+        warn(f"{info.path}: empty")

@@ -20,7 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from . import __version__
 from .errors import StoreError, TriageError
-from .model import SEVERITY_RANK
+from .model import SEVERITY_RANK, Counts
 
 DIMENSIONS = ("label", "model", "branch", "commit", "host", "device")
 STATUS_ORDER = {"failed": 0, "unknown": 1, "passed": 2}
@@ -195,13 +195,14 @@ def _metrics_context(metrics: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _summary(findings: list[dict[str, Any]], unexplained: list[Any]) -> dict[str, int]:
-    counts = {"error": 0, "warning": 0, "info": 0}
-    stack = list(findings)
+    """The run's `Counts` (the definition the terminal, JSON and `runs list` use too)."""
+    pairs: list[tuple[str, bool]] = []
+    stack = [(f, False) for f in findings]
     while stack:
-        f = stack.pop()
-        counts[f["severity"]] = counts.get(f["severity"], 0) + 1
-        stack.extend(f["explains"])
-    return {**counts, "unexplained": len(unexplained)}
+        f, explained = stack.pop()
+        pairs.append((f["severity"], explained))
+        stack.extend((sub, True) for sub in f["explains"])
+    return Counts.of(pairs, len(unexplained)).to_dict()
 
 
 def _base(now: datetime | None, version: str | None) -> dict[str, Any]:
@@ -480,7 +481,8 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
             "tool": r.get("tool") or "", "tool_version": r.get("tool_version") or "", "label": r.get("label") or "",
             "top_cause": {"id": top["cause_id"], "title": top.get("title") or top["cause_id"],
                           "severity": top.get("severity") or "info"} if top else None,
-            "findings": len(fs), "unexplained": unexplained_n.get(r["id"], 0),
+            "findings": Counts.of(((f.get("severity") or "", bool(f.get("parent_cause_id"))) for f in fs), 0).findings,
+            "unexplained": unexplained_n.get(r["id"], 0),
         })
     runs_ctx.sort(key=lambda r: (r["created"], r["id"]), reverse=True)  # newest first ...
     runs_ctx.sort(key=lambda r: STATUS_ORDER.get(r["status"], 1))  # ... within failed, unknown, passed

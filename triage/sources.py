@@ -87,10 +87,15 @@ class ReadStats:
     bytes: int = 0
     capped_lines: list[int] = field(default_factory=list)
     truncated: bool = False
+    blank: bool = True  # until a character other than whitespace is read
 
 
 def discover(paths: list[str], warn: Callable[[str], None]) -> list[Source]:
-    """Turn command-line paths into sources: explicit files always, folders walked for known names."""
+    """Turn command-line paths into sources: explicit files always, folders walked for known names.
+
+    A folder scan says how many files it skipped and why (one warning per folder), so a build folder
+    whose logs are named unusually is not mistaken for a clean one.
+    """
     sources: list[Source] = []
     for raw in paths:
         if raw == STDIN:
@@ -104,9 +109,12 @@ def discover(paths: list[str], warn: Callable[[str], None]) -> list[Source]:
         except OSError as exc:
             raise InputError(f"cannot read {raw}: {exc.strerror}") from None
         if stat.S_ISDIR(st.st_mode):
-            found = list(_walk(path, warn))
-            if not found:
-                warn(f"{raw}: no recognised log, report or config files in this folder")
+            skipped = Skipped()
+            found = list(_walk(path, warn, skipped))
+            if skipped.total:
+                warn(f"{raw}: {skipped.summary(len(found))}")
+            elif not found:
+                warn(f"{raw}: empty folder")
             sources.extend(found)
         else:
             if not os.access(path, os.R_OK):
@@ -115,26 +123,59 @@ def discover(paths: list[str], warn: Callable[[str], None]) -> list[Source]:
     return sources
 
 
-def _walk(root: Path, warn: Callable[[str], None]) -> Iterator[Source]:
+@dataclass
+class Skipped:
+    """What a folder walk left out, by reason (with the first name of each, as an example)."""
+
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, reason: str, name: str) -> None:
+        self.reasons.setdefault(reason, []).append(name)
+
+    @property
+    def total(self) -> int:
+        return sum(len(v) for v in self.reasons.values())
+
+    def summary(self, scanned: int) -> str:
+        head = f"scanned {scanned} file{'' if scanned == 1 else 's'}" if scanned else \
+            "no log, report or config file to scan"
+        if not self.total:
+            return head
+        parts = []
+        for reason, names in sorted(self.reasons.items()):
+            example = f" (e.g. {names[0]}; name one explicitly to scan it)" if reason == NOT_RECOGNISED else ""
+            parts.append(f"{len(names)} {reason}{example}")
+        return f"{head}; skipped {self.total}: {', '.join(parts)}"
+
+
+NOT_RECOGNISED = "not named like a log, report or config"
+
+
+def _walk(root: Path, warn: Callable[[str], None], skipped: Skipped) -> Iterator[Source]:
     def on_error(exc: OSError) -> None:
         warn(f"skipped {exc.filename}: {exc.strerror}")
+        skipped.add("unreadable folder", str(exc.filename))
 
     for folder, dirs, files in os.walk(root, onerror=on_error, followlinks=False):
         dirs.sort()
         for name in sorted(files):
             if not recognised(name):
+                skipped.add(NOT_RECOGNISED, name)
                 continue
             full = os.path.join(folder, name)
             try:
                 st = os.stat(full)  # follows a file symlink; a dangling or looping one raises
             except OSError as exc:
                 warn(f"skipped {full}: {exc.strerror or exc}")
+                skipped.add("broken link", full)
                 continue
             if not stat.S_ISREG(st.st_mode):
                 warn(f"skipped {full}: not a regular file")
+                skipped.add("not a regular file", full)
                 continue
             if not os.access(full, os.R_OK):
                 warn(f"skipped {full}: permission denied")
+                skipped.add("unreadable", full)
                 continue
             yield Source(full, kind_of(name), st.st_size)
 
@@ -298,6 +339,8 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             if not text.endswith("\n"):
                 text += "\n"
             n = text.count("\n")
+            if stats.blank and not text.isspace():
+                stats.blank = False
             yield Block(text, line_no, n)
             line_no += n
             stats.lines += n

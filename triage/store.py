@@ -38,7 +38,7 @@ from .configs import Fact
 from .fingerprint import normalise
 from .formats import result_dict
 from .metrics import Metric
-from .model import Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
+from .model import Counts, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from .packs import PackSet
 from .sources import Source, open_binary
 
@@ -696,12 +696,14 @@ class Store:
                 " and ".join(clauses) or None, args, select=", ".join(f'"{c}"' for c in columns),
                 order_by="created desc, id desc", limit=limit))
             for r in rows:
-                found = list(self.db["findings"].rows_where("run_id = ? and parent_cause_id is null", [r["id"]],
-                                                             select="cause_id, severity", order_by="rowid"))
-                r["errors"] = sum(1 for f in found if f["severity"] == "error")
-                r["warnings"] = sum(1 for f in found if f["severity"] == "warning")
-                r["findings"] = len(found)
-                r["top"] = found[0]["cause_id"] if found else None
+                found = list(self.db["findings"].rows_where("run_id = ?", [r["id"]],
+                                                             select="cause_id, severity, parent_cause_id",
+                                                             order_by="rowid"))
+                counts = Counts.of(((f["severity"], f["parent_cause_id"] is not None) for f in found),
+                                   self.db["unexplained"].count_where("run_id = ?", [r["id"]]))
+                r["counts"] = counts.to_dict()
+                r["errors"], r["warnings"], r["findings"] = counts.error, counts.warning, counts.findings
+                r["top"] = next((f["cause_id"] for f in found if f["parent_cause_id"] is None), None)
             return rows
 
         return self._read(read)
