@@ -168,3 +168,58 @@ def test_counts_agree_across_every_view(tmp_path: Path) -> None:
     html = html_path.read_text(encoding="utf-8")
     tiles = {k: int(v) for k, v in re.findall(r'id="n-(\w+)">(\d+)<', html)}
     assert tiles == expected
+
+
+def triage(*args: str, cwd: Path = ROOT, stdin: bytes | None = b"") -> subprocess.CompletedProcess[str]:
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "triage", *args], input=stdin.decode() if stdin is not None else None,
+                          capture_output=True, text=True, cwd=cwd, env=env)
+
+
+@pytest.mark.parametrize("args, first, hint", [
+    (["scna"], "error: no such command 'scna'", "did you mean 'scan'?"),
+    (["runs", "list", "--status", "faild"],
+     "error: invalid value for '--status': 'faild' is not one of 'failed', 'passed', 'unknown'", "--help"),
+    (["runs", "list", "--tool", "vivad"], "error: invalid value for '--tool': 'vivad' is not one of", "--help"),
+    (["scan", "--jobs", "-3", "x.log"], "error: invalid value for '--jobs' / '-j': -3 is not in the range x>=0", "--help"),
+    (["runs", "show", "123456789012345678901"], "error: invalid value for 'ID': 123456789012345678901 is not in", "--help"),
+    (["scan", "--frobnicate"], "error: no such option: --frobnicate", "--help"),
+    (["packs", "list", "--tool", "vivad"], "error: invalid value for '--tool': 'vivad' is not a tool", "one of any, dfc"),
+], ids=["command-typo", "status", "tool", "jobs", "id-overflow", "option", "pack-tool"])
+def test_usage_errors_are_one_line_errors_in_the_house_style(tmp_path: Path, args: list[str], first: str,
+                                                             hint: str) -> None:
+    proc = triage(*args, "--db", str(tmp_path / "x.db")) if args[0] == "runs" else triage(*args)
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith(first), proc.stderr
+    assert lines[1].startswith("  --> ") and "triage" in lines[1] and lines[2].startswith("  help: ") and hint in lines[2]
+    assert "Usage:" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_runs_list_filters_that_match_nothing_say_so(tmp_path: Path) -> None:
+    db = str(tmp_path / "r.db")
+    run("scan", str(SEED), "--db", db)
+    assert "no stored run matches --status passed" in run("runs", "list", "--db", db, "--status", "passed").stdout
+
+
+@pytest.mark.parametrize("where", ["missing", "outside", "no-goldens"])
+def test_packs_test_without_fixtures_is_an_input_error(tmp_path: Path, where: str) -> None:
+    if where == "missing":
+        proc = triage("packs", "test", "--fixtures", str(tmp_path / "nonexistent"))
+    elif where == "outside":  # the default `fixtures` folder is the repository's
+        proc = triage("packs", "test", cwd=tmp_path)
+    else:
+        (tmp_path / "f").mkdir()
+        (tmp_path / "f" / "a.log").write_text("ERROR: x\n")
+        proc = triage("packs", "test", "--fixtures", str(tmp_path / "f"))
+    assert proc.returncode == 2, proc.stdout[-500:]
+    assert proc.stderr.startswith("error: no ") and "goldens match" not in proc.stdout
+
+
+def test_jobs_beyond_the_cores_are_clamped(tmp_path: Path) -> None:
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    proc = triage("scan", "--no-store", "-j", "200", str(SEED))
+    assert proc.returncode == 1
+    assert f"warning: --jobs 200: using {cores}, the cores this process may run on" in proc.stderr

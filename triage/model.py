@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from .metrics import Metric
 
 SEVERITIES = ("error", "warning", "info")
+RUN_TOOLS = ("dfc", "hailort", "vivado_hls", "vitis_hls", "vivado", "hls4ml", "finn", "unknown")  # `run.tool`
+RUN_STATUSES = ("failed", "passed", "unknown")
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 
 
