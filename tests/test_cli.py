@@ -223,3 +223,35 @@ def test_jobs_beyond_the_cores_are_clamped(tmp_path: Path) -> None:
     proc = triage("scan", "--no-store", "-j", "200", str(SEED))
     assert proc.returncode == 1
     assert f"warning: --jobs 200: using {cores}, the cores this process may run on" in proc.stderr
+
+
+def test_scan_json_records_created_and_ingest_dates_the_run_by_it(tmp_path: Path) -> None:
+    """A farm's results ingested the next morning belong to the night they ran in, not to the ingest."""
+    from datetime import UTC, datetime, timedelta
+
+    before = datetime.now(UTC).replace(microsecond=0)
+    doc = json.loads(run("scan", str(SEED), "--no-store", "--format", "json").stdout)
+    created = datetime.fromisoformat(doc["created"])
+    assert before <= created <= datetime.now(UTC) and doc["created"].endswith("Z")
+    night = (created - timedelta(days=1)).replace(hour=23, minute=10)
+    doc["created"] = night.strftime("%Y-%m-%dT%H:%M:%SZ")
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(doc))
+    db = str(tmp_path / "farm.db")
+    assert run("ingest", str(path), "--db", db).exit_code == 0
+    (row,) = json.loads(run("runs", "list", "--db", db, "--json").stdout)
+    assert row["created"] == doc["created"]
+    out = tmp_path / "reports"
+    assert run("nightly", "--db", db, "--date", night.date().isoformat(), "--out", str(out)).exit_code == 0
+    page = (out / f"nightly-{night.date().isoformat()}.html").read_text(encoding="utf-8")
+    assert re.search(r'id="t-runs">1<', page)
+
+
+def test_ingest_refuses_a_created_that_is_not_a_date(tmp_path: Path) -> None:
+    doc = json.loads(run("scan", str(SEED), "--no-store", "--format", "json").stdout)
+    doc["created"] = "last tuesday"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    proc = triage("ingest", str(path), "--db", str(tmp_path / "x.db"))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: created: 'last tuesday' is not an ISO 8601 date-time")

@@ -187,7 +187,7 @@ class _Streams:
             from .store import scan_document
 
             doc = scan_document(result, dimensions=self.dims, packs=self.packs, keeper=outcome.keeper,
-                                duration_s=outcome.duration_s)
+                                duration_s=outcome.duration_s, created=outcome.created)
             text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         else:
             from .outputs import render

@@ -57,7 +57,7 @@ def report(
 def nightly(
     since: Annotated[Optional[str], typer.Option("--since", help="Period ending now: 24h, 7d, 90m, 2w (default 24h).")] = None,
     date: Annotated[Optional[str], typer.Option("--date", help="A whole UTC day instead: YYYY-MM-DD.")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for nightly-YYYY-MM-DD.html and index.html.")] = Path("reports"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the page (nightly-DATE.html, nightly-DATE-7d.html, ...) and index.html.")] = Path("reports"),
     periods: Annotated[int, typer.Option("--periods", min=1, max=366, help="Periods in each cause's trend.")] = 10,
     db: DbOpt = None,
     packs: Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra pack folder or file (repeatable); also TRIAGE_PACKS.")] = None,

@@ -96,13 +96,15 @@ def ingest(
         for path in files:
             outcomes.append((path, store.ingest_file(path, force=force)))
     if as_json:
-        _dump([{"file": str(p), "run_id": o.run_id, "duplicate": o.duplicate} for p, o in outcomes])
+        _dump([{"file": str(p), "run_id": o.run_id, "duplicate": o.duplicate, "undated": o.undated} for p, o in outcomes])
         return
     out = _out()
     for path, o in outcomes:
         line = Text(f"{path}: ")
         line.append(f"run {o.run_id}", style="bold")
         line.append(" (already stored)" if o.duplicate else " stored", style="dim" if o.duplicate else "green")
+        if o.undated and not o.duplicate:
+            line.append(" (no `created` in the document: dated now)", style="yellow")
         out.print(line)
 
 

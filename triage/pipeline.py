@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import datetime, timezone
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ class ScanOutcome:
     run_id: int | None = None
     duplicate: bool = False
     duration_s: float = 0.0
+    created: datetime | None = None  # when the scan started (UTC): the `created` of the JSON document and the store
     keeper: Any = None  # the LogKeeper: content hashes (and kept text) of the inputs
 
 
@@ -50,6 +52,7 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
     arrived.
     """
     started = time.perf_counter()
+    created = datetime.now(timezone.utc).replace(microsecond=0)
     warnings = WarningLog(warn)
     sources = discover(list(paths), warnings)
     if not sources and not allow_empty:
@@ -77,14 +80,14 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
     keeper.complete(result.run.inputs)
     _check_empty(result.run.inputs, warnings, allow_empty)
     result.warnings = warnings.messages
-    outcome = ScanOutcome(result, sources, duration_s=time.perf_counter() - started, keeper=keeper)
+    outcome = ScanOutcome(result, sources, duration_s=time.perf_counter() - started, keeper=keeper, created=created)
     if store is not None:
         from .store import open_store
 
         db = open_store(store.db if store.db is not None else None, default=store.db is None)
         try:
             recorded = db.record_run(result, packs=packs, dimensions=store.dimensions, duration_s=outcome.duration_s,
-                                     logs=keeper, force=store.force)
+                                     logs=keeper, force=store.force, created=created)
         finally:
             db.close()
         outcome.run_id, outcome.duplicate = recorded.run_id, recorded.duplicate

@@ -213,7 +213,7 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-SINCE_RE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+SINCE_RE = re.compile(r"^\s*(\d{1,15})\s*([smhdw])\s*$")
 SINCE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
@@ -225,12 +225,14 @@ def parse_since(value: str | datetime | None, now: datetime | None = None) -> st
         return _iso(value)
     m = SINCE_RE.match(value)
     if m:
-        delta = timedelta(**{SINCE_UNITS[m.group(2)]: int(m.group(1))})
-        return _iso((now or _utcnow()) - delta)
+        try:
+            return _iso((now or _utcnow()) - timedelta(**{SINCE_UNITS[m.group(2)]: int(m.group(1))}))
+        except OverflowError:  # `99999999999d`: longer ago than datetime goes; every run is newer
+            return _iso(datetime(1, 1, 1, tzinfo=timezone.utc))
     try:
         return _iso(datetime.fromisoformat(value.strip()))
-    except ValueError:
-        raise TriageError(f"cannot read --since {value!r}",
+    except (ValueError, OverflowError):
+        raise TriageError(f"cannot read --since {value[:40]!r}",
                           hint="use a duration such as 24h, 7d, 2w or a date such as 2024-05-01") from None
 
 
@@ -469,6 +471,7 @@ def _input_hash(doc: Mapping[str, Any]) -> str:
 class RecordOutcome:
     run_id: int
     duplicate: bool
+    undated: bool = False  # an ingested document without `created`: dated by the ingest
 
 
 @dataclass
@@ -579,7 +582,9 @@ class Store:
         (the existing id comes back with `duplicate=True`) unless `force`."""
         keeper = logs if isinstance(logs, LogKeeper) else LogKeeper.from_bytes(logs or {})
         keeper.complete(result.run.inputs)
-        doc = scan_document(result, dimensions=dimensions, packs=packs, duration_s=duration_s, keeper=keeper)
+        created = created or _utcnow()
+        doc = scan_document(result, dimensions=dimensions, packs=packs, duration_s=duration_s, keeper=keeper,
+                            created=created)
         return self._record(doc, keeper.logs(), force=force, created=created)
 
     def ingest(self, doc: Mapping[str, Any], *, force: bool = False) -> RecordOutcome:
@@ -591,12 +596,17 @@ class Store:
         dims = doc.get("dimensions") if isinstance(doc.get("dimensions"), Mapping) else {}
         doc["dimensions"] = {k: (str(dims[k]) if dims.get(k) is not None else None) for k in DIMENSIONS}
         created = None
-        if doc.get("created"):
+        if doc.get("created") is not None:  # when the scan ran: the run belongs to that day's nightly
             try:
                 created = datetime.fromisoformat(str(doc["created"]))
             except ValueError:
-                created = None
-        return self._record(doc, {}, force=force, created=created)
+                raise InputError(f"created: {str(doc['created'])[:40]!r} is not an ISO 8601 date-time",
+                                 hint="write it as 2024-05-01T10:00:00Z, as `triage scan --format json` does") from None
+            if created.tzinfo is None:
+                created = created.replace(tzinfo=timezone.utc)
+        outcome = self._record(doc, {}, force=force, created=created)
+        outcome.undated = created is None
+        return outcome
 
     def ingest_file(self, path: str | Path, *, force: bool = False) -> RecordOutcome:
         try:
