@@ -8,6 +8,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from .display import clip
 from .model import Finding, ScanResult
 from .packs import Cause
 
@@ -41,8 +42,10 @@ def finding_panel(f: Finding, nested: bool = False) -> Panel:
         body.append(f"\nversions: {f.versions}", style="dim")
     for ev in f.evidence[:2]:
         body.append("\n  ")
-        body.append(f"{ev.line:>6} │ ", style="dim")
-        body.append(ev.text[:300])
+        # a line of another file than the header's says which (one cause hit in several inputs)
+        other = f.evidence and ev.path != f.evidence[0].path
+        body.append(f"{ev.path}:{ev.line} │ " if other else f"{ev.line:>6} │ ", style="dim")
+        body.append(clip(ev.text, 300))
     body.append("\n\ncause: ", style="bold")
     body.append(f.cause)
     body.append("\nworkaround: ", style="bold green")
@@ -76,14 +79,16 @@ def print_result(console: Console, result: ScanResult) -> None:
         table.add_column("count", justify="right")
         table.add_column("line")
         for u in result.unexplained[:30]:
-            line = Text(u.text[:240])
+            line = Text(clip(u.text, 240))
             if u.advice:
                 line.append(f"\n↳ {u.message_id or 'the tool'} advises: ", style="bold green")
-                line.append(u.advice[:400])
+                line.append(clip(u.advice, 400))
             table.add_row(Text(f"{u.path}:{u.line}"), str(u.count), line)
         console.print(table)
         if len(result.unexplained) > 30:
             console.print(Text(f"… and {len(result.unexplained) - 30} more (see --format json)", style="dim"))
+    if result.findings or result.unexplained:
+        console.print(Text(result.counts().text(), style="bold"))
 
 
 def print_cause(console: Console, cause: Cause) -> None:
@@ -100,7 +105,7 @@ def print_cause(console: Console, cause: Cause) -> None:
     if cause.examples:
         body.append("\n\nexample lines:", style="bold")
         for ex in cause.examples[:4]:
-            body.append("\n  " + ex[:300])
+            body.append("\n  " + clip(ex, 300))
     if cause.explains:
         body.append("\n\nexplains: ", style="bold")
         body.append(", ".join(cause.explains))

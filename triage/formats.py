@@ -37,6 +37,7 @@ def result_dict(result: ScanResult) -> dict[str, Any]:
             "inputs": [{"path": i.path, "kind": i.kind, "lines": i.lines, "bytes": i.bytes} for i in run.inputs],
         },
         "findings": [finding_dict(f) for f in result.findings],
+        "counts": result.counts().to_dict(),
         "unexplained": [unexplained_dict(u) for u in result.unexplained],
         "warnings": list(result.warnings),
         "metrics": [m.to_dict() for m in result.metrics],

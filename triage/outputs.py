@@ -154,6 +154,7 @@ def jsonl_summary(result: ScanResult) -> dict[str, Any]:
                 "inputs": [{"path": i.path, "kind": i.kind, "lines": i.lines, "bytes": i.bytes} for i in run.inputs]},
         "findings": [{"id": f.id, "severity": f.severity, "count": f.count, "explained_by": root}
                      for f, root in _flat(result)],
+        "counts": result.counts().to_dict(),
         "unexplained": [unexplained_dict(u) for u in result.unexplained],
         "warnings": list(result.warnings),
     }

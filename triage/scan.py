@@ -21,6 +21,7 @@ import regex
 from . import advice
 from .configs import Fact, evidence_of, misconfigurations, read_config
 from .detect import CompiledRule, Detection, compile_rules
+from .display import EVIDENCE_CHARS, clip
 from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
 from .gate import Gate, make_gate
@@ -173,7 +174,7 @@ class _SourceScan:
         return self.result(stats)
 
     def result(self, stats: ReadStats) -> SourceResult:
-        info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes)
+        info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes, blank=stats.blank)
         result = SourceResult(self.index, info, self.hits, self.unexplained, self.detection, self.warnings,
                               self.timeouts, self.metrics, tail=list(self.tail))
         if self.whole is not None:
@@ -304,7 +305,8 @@ class _SourceScan:
         if len(hits.evidence) >= MAX_EVIDENCE:
             return
         before = (self.tail + lines[:idx])[-CONTEXT:] if idx < CONTEXT else lines[idx - CONTEXT:idx]
-        ev = Evidence(self.path, line_no, text[:2000], before=[b[:2000] for b in before], captures=caps)
+        ev = Evidence(self.path, line_no, clip(text, EVIDENCE_CHARS), before=[clip(b, EVIDENCE_CHARS) for b in before],
+                      captures=caps)
         hits.evidence.append(ev)
         self.awaiting.append(ev)
         self._fill_after(lines, idx + 1, only=ev)
@@ -345,7 +347,7 @@ class _SourceScan:
         available = lines[start:-1] if lines and lines[-1] == "" else lines[start:]
         waiting = [only] if only is not None else self.awaiting
         for ev in waiting:
-            ev.after.extend(a[:2000] for a in available[: CONTEXT - len(ev.after)])
+            ev.after.extend(clip(a, EVIDENCE_CHARS) for a in available[: CONTEXT - len(ev.after)])
         self.awaiting = [ev for ev in self.awaiting if len(ev.after) < CONTEXT]
 
     def _unexplained(self, line_no: int, text: str, lines: list[str], idx: int) -> None:
@@ -354,7 +356,7 @@ class _SourceScan:
         if entry is not None:
             entry.count += 1
         elif len(self.unexplained) < MAX_UNEXPLAINED:
-            entry = self.unexplained[fp] = Unexplained(self.path, line_no, text[:2000], 1, fp,
+            entry = self.unexplained[fp] = Unexplained(self.path, line_no, clip(text, EVIDENCE_CHARS), 1, fp,
                                                        message_id=advice.message_id(text))
             self._find_advice(entry, line_no, text, lines, idx)
         if "Traceback (most recent call last)" in text:
@@ -447,7 +449,8 @@ def _last_line(r: SourceResult) -> Evidence:
         end -= 1
     line = r.info.lines - (len(tail) - end)
     text = tail[end - 1] if end else ""
-    return Evidence(r.info.path, max(1, line), text[:2000], before=[t[:2000] for t in tail[:max(0, end - 1)]])
+    return Evidence(r.info.path, max(1, line), clip(text, EVIDENCE_CHARS),
+                    before=[clip(t, EVIDENCE_CHARS) for t in tail[:max(0, end - 1)]])
 
 
 def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
@@ -664,6 +667,7 @@ def _join_ranges(pieces: list[SourceResult]) -> list[SourceResult]:
         whole = joined[-1]
         whole.info.lines += piece.info.lines
         whole.info.bytes += piece.info.bytes
+        whole.info.blank = whole.info.blank and piece.info.blank
         for cid, h in piece.hits.items():
             total = whole.hits.get(cid)
             if total is None:

@@ -38,7 +38,7 @@ from .configs import Fact
 from .fingerprint import normalise
 from .formats import result_dict
 from .metrics import Metric
-from .model import Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
+from .model import Counts, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from .packs import PackSet
 from .sources import Source, open_binary
 
@@ -220,7 +220,7 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-SINCE_RE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+SINCE_RE = re.compile(r"^\s*(\d{1,15})\s*([smhdw])\s*$")
 SINCE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
@@ -232,12 +232,14 @@ def parse_since(value: str | datetime | None, now: datetime | None = None) -> st
         return _iso(value)
     m = SINCE_RE.match(value)
     if m:
-        delta = timedelta(**{SINCE_UNITS[m.group(2)]: int(m.group(1))})
-        return _iso((now or _utcnow()) - delta)
+        try:
+            return _iso((now or _utcnow()) - timedelta(**{SINCE_UNITS[m.group(2)]: int(m.group(1))}))
+        except OverflowError:  # `99999999999d`: longer ago than datetime goes; every run is newer
+            return _iso(datetime(1, 1, 1, tzinfo=timezone.utc))
     try:
         return _iso(datetime.fromisoformat(value.strip()))
-    except ValueError:
-        raise TriageError(f"cannot read --since {value!r}",
+    except (ValueError, OverflowError):
+        raise TriageError(f"cannot read --since {value[:40]!r}",
                           hint="use a duration such as 24h, 7d, 2w or a date such as 2024-05-01") from None
 
 
@@ -477,6 +479,7 @@ def _input_hash(doc: Mapping[str, Any]) -> str:
 class RecordOutcome:
     run_id: int
     duplicate: bool
+    undated: bool = False  # an ingested document without `created`: dated by the ingest
 
 
 @dataclass
@@ -587,7 +590,9 @@ class Store:
         (the existing id comes back with `duplicate=True`) unless `force`."""
         keeper = logs if isinstance(logs, LogKeeper) else LogKeeper.from_bytes(logs or {})
         keeper.complete(result.run.inputs)
-        doc = scan_document(result, dimensions=dimensions, packs=packs, duration_s=duration_s, keeper=keeper)
+        created = created or _utcnow()
+        doc = scan_document(result, dimensions=dimensions, packs=packs, duration_s=duration_s, keeper=keeper,
+                            created=created)
         return self._record(doc, keeper.logs(), force=force, created=created)
 
     def ingest(self, doc: Mapping[str, Any], *, force: bool = False) -> RecordOutcome:
@@ -599,12 +604,17 @@ class Store:
         dims = doc.get("dimensions") if isinstance(doc.get("dimensions"), Mapping) else {}
         doc["dimensions"] = {k: (str(dims[k]) if dims.get(k) is not None else None) for k in DIMENSIONS}
         created = None
-        if doc.get("created"):
+        if doc.get("created") is not None:  # when the scan ran: the run belongs to that day's nightly
             try:
                 created = datetime.fromisoformat(str(doc["created"]))
             except ValueError:
-                created = None
-        return self._record(doc, {}, force=force, created=created)
+                raise InputError(f"created: {str(doc['created'])[:40]!r} is not an ISO 8601 date-time",
+                                 hint="write it as 2024-05-01T10:00:00Z, as `triage scan --format json` does") from None
+            if created.tzinfo is None:
+                created = created.replace(tzinfo=timezone.utc)
+        outcome = self._record(doc, {}, force=force, created=created)
+        outcome.undated = created is None
+        return outcome
 
     def ingest_file(self, path: str | Path, *, force: bool = False) -> RecordOutcome:
         try:
@@ -705,12 +715,14 @@ class Store:
                 " and ".join(clauses) or None, args, select=", ".join(f'"{c}"' for c in columns),
                 order_by="created desc, id desc", limit=limit))
             for r in rows:
-                found = list(self.db["findings"].rows_where("run_id = ? and parent_cause_id is null", [r["id"]],
-                                                             select="cause_id, severity", order_by="rowid"))
-                r["errors"] = sum(1 for f in found if f["severity"] == "error")
-                r["warnings"] = sum(1 for f in found if f["severity"] == "warning")
-                r["findings"] = len(found)
-                r["top"] = found[0]["cause_id"] if found else None
+                found = list(self.db["findings"].rows_where("run_id = ?", [r["id"]],
+                                                             select="cause_id, severity, parent_cause_id",
+                                                             order_by="rowid"))
+                counts = Counts.of(((f["severity"], f["parent_cause_id"] is not None) for f in found),
+                                   self.db["unexplained"].count_where("run_id = ?", [r["id"]]))
+                r["counts"] = counts.to_dict()
+                r["errors"], r["warnings"], r["findings"] = counts.error, counts.warning, counts.findings
+                r["top"] = next((f["cause_id"] for f in found if f["parent_cause_id"] is None), None)
             return rows
 
         return self._read(read)
