@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import yaml
+
 from triage import scan_paths, scan_text
 
 from .conftest import FIXTURES
@@ -32,3 +34,17 @@ def test_own_model_script_is_not_blamed_on_the_model_zoo(packs) -> None:
     ids = [f.id for f in scan_text(text, packs).findings]
     assert ids[0] == "dfc/perf-flow-manual-resources"
     assert "hailomz/performance-max-on-generic-script" not in ids
+
+
+def test_no_held_back_dfc_line_is_a_pack_example() -> None:
+    examples: set[str] = set()
+    for pack in sorted((FIXTURES.parent / "patterns").glob("*.yaml")):
+        for cause in yaml.safe_load(pack.read_text(encoding="utf-8"))["causes"]:
+            for sig in cause.get("signatures", []):
+                for ex in [*sig.get("match", []), *sig.get("no_match", [])]:
+                    examples.add((ex if isinstance(ex, str) else ex["text"]).strip())
+    held = FIXTURES / "heldback" / "dfc"
+    leaked = [(p.name, line) for p in sorted(held.glob("*")) if p.is_file()
+              for line in p.read_text(encoding="utf-8", errors="replace").splitlines()
+              if line.strip() and line.strip() in examples]
+    assert leaked == []
