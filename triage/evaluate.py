@@ -131,7 +131,7 @@ def _case(raw: Any, root: Path, where: str, seen: set[str]) -> Case:
     if not isinstance(mention, list) or any(
             not isinstance(g, list) or not g or any(not isinstance(w, str) or w != w.lower() for w in g) for g in mention):
         raise InputError("`mention` must be a list of groups of lower-case words", where=where,
-                         hint="e.g. [[driver], [version, mismatch]]")
+                         hint="e.g. [[driver], [version, mismatch]]; quote words YAML reads as numbers: '2.0'")
     if kind != "clean" and not mention:
         raise InputError("a fail or trap case needs `mention`: the words a right explanation contains", where=where)
     for key in ("source", "cause"):
