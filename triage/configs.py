@@ -130,7 +130,7 @@ def read_alls(path: str, text: str) -> list[Fact]:
     facts: list[Fact] = []
     pending = ""
     start = 0
-    for no, raw in enumerate(text.splitlines(), 1):
+    for no, raw in enumerate(text.split("\n"), 1):
         body = _strip_comment(raw).rstrip()
         if not pending and not body.strip():
             continue
@@ -200,6 +200,10 @@ def _walk_yaml(node: yaml.Node, prefix: str, path: str, lines: list[str], out: l
         out.append(Fact(path, no, prefix, str(node.value), _line_text(lines, no)))
 
 
+# YAML also ends lines at NEL, LS and PS; read as spaces, its line numbers are the LF-counted ones we report
+_YAML_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
 def _line_text(lines: list[str], no: int) -> str:
     return lines[no - 1].strip() if 0 < no <= len(lines) else ""
 
@@ -210,10 +214,10 @@ def read_hls4ml_config(path: str, text: str) -> list[Fact]:
     The YAML is composed, not constructed: tags such as `!keras_model` need no loader and no code
     runs. JSON is read through the same path (YAML is a superset), falling back to `json`.
     """
-    lines = text.splitlines()
+    lines = text.split("\n")
     out: list[Fact] = []
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(_YAML_BREAKS.sub(" ", text), Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         try:
             data = json.loads(text)
@@ -691,7 +695,7 @@ def read_python_script(path: str, text: str) -> list[Fact]:
     """
     if len(text) > _MAX_SCRIPT:
         text = text[: text.rfind("\n", 0, _MAX_SCRIPT) + 1 or _MAX_SCRIPT]
-    lines = text.splitlines()
+    lines = text.split("\n")  # numbered as grep -n numbers them (str.splitlines also breaks at \x0b, \x85 ...)
     code = _dedent(lines)
     script = _Script(path, lines)
     tree = _parse("\n".join(code))
@@ -730,7 +734,7 @@ def read_config(path: str, text: str) -> list[Fact]:
         return read_hls4ml_config(path, text)
     if re.search(r"convert_from_\w+_model|config_from_\w+_model|^\s*\w+(?:\[[^\]]+\])+\s*=", text, re.M):
         return read_python_script(path, text)
-    return read_hls4ml_printed_config(path, enumerate(text.splitlines(), 1))
+    return read_hls4ml_printed_config(path, enumerate(text.split("\n"), 1))
 
 
 # ---------------------------------------------------------------------------------------------
