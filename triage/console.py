@@ -8,6 +8,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from .display import clip
 from .model import Finding, ScanResult
 from .packs import Cause
 
@@ -41,8 +42,10 @@ def finding_panel(f: Finding, nested: bool = False) -> Panel:
         body.append(f"\nversions: {f.versions}", style="dim")
     for ev in f.evidence[:2]:
         body.append("\n  ")
-        body.append(f"{ev.line:>6} │ ", style="dim")
-        body.append(ev.text[:300])
+        # a line of another file than the header's says which (one cause hit in several inputs)
+        other = f.evidence and ev.path != f.evidence[0].path
+        body.append(f"{ev.path}:{ev.line} │ " if other else f"{ev.line:>6} │ ", style="dim")
+        body.append(clip(ev.text, 300))
     body.append("\n\ncause: ", style="bold")
     body.append(f.cause)
     body.append("\nworkaround: ", style="bold green")
@@ -56,6 +59,8 @@ def finding_panel(f: Finding, nested: bool = False) -> Panel:
     title = Text()
     title.append(f.severity.upper(), style=STYLE[f.severity])
     title.append(f" {f.title} ")
+    if f.generic:
+        title.append("(generic) ", style="dim")
     title.append(f"[{f.id}]", style="dim")
     subtitle = "explained by the finding above" if nested else None
     return Panel(Group(*parts), title=title, title_align="left", subtitle=subtitle, border_style=STYLE[f.severity])
@@ -74,10 +79,16 @@ def print_result(console: Console, result: ScanResult) -> None:
         table.add_column("count", justify="right")
         table.add_column("line")
         for u in result.unexplained[:30]:
-            table.add_row(Text(f"{u.path}:{u.line}"), str(u.count), Text(u.text[:240]))
+            line = Text(clip(u.text, 240))
+            if u.advice:
+                line.append(f"\n↳ {u.message_id or 'the tool'} advises: ", style="bold green")
+                line.append(clip(u.advice, 400))
+            table.add_row(Text(f"{u.path}:{u.line}"), str(u.count), line)
         console.print(table)
         if len(result.unexplained) > 30:
             console.print(Text(f"… and {len(result.unexplained) - 30} more (see --format json)", style="dim"))
+    if result.findings or result.unexplained:
+        console.print(Text(result.counts().text(), style="bold"))
 
 
 def print_cause(console: Console, cause: Cause) -> None:
@@ -94,7 +105,7 @@ def print_cause(console: Console, cause: Cause) -> None:
     if cause.examples:
         body.append("\n\nexample lines:", style="bold")
         for ex in cause.examples[:4]:
-            body.append("\n  " + ex[:300])
+            body.append("\n  " + clip(ex, 300))
     if cause.explains:
         body.append("\n\nexplains: ", style="bold")
         body.append(", ".join(cause.explains))
@@ -192,3 +203,27 @@ def print_search(console: Console, query: str, rows: list[dict]) -> None:  # typ
         table.add_row(Text(str(r["id"])), Text(str(r["severity"]), style=STYLE.get(str(r["severity"]), "")),
                       Text(str(r["title"])))
     console.print(table)
+
+
+EVAL_LABELS = {"fail": "failures with the right cause", "clean": "clean runs without an error finding",
+               "trap": "traps explained without an error"}
+
+
+def print_eval(console: Console, report) -> None:  # type: ignore[no-untyped-def]
+    """The three held-back figures, then per toolchain family, then every case triage got wrong."""
+    for kind, label in EVAL_LABELS.items():
+        fig = report.by_kind.get(kind)
+        console.print(Text(f"{label}: {fig.text if fig else 'no cases'}", style="bold"))
+    table = Table(title="By toolchain family", title_justify="left")
+    table.add_column("family")
+    for kind in EVAL_LABELS:
+        table.add_column(kind, justify="right")
+    for fam in sorted({fam for fam, _ in report.by_family}):
+        cells = [report.by_family.get((fam, kind)) for kind in EVAL_LABELS]
+        table.add_row(fam, *[c.text if c else "" for c in cells])
+    console.print(table)
+    for o in report.wrong:
+        line = Text(f"wrong [{o.case.kind}] ", style="red")
+        line.append(o.case.id, style="bold")
+        line.append(f": found {', '.join(f'{i} ({s})' for i, s in o.found) or 'nothing'}")
+        console.print(line)
