@@ -232,14 +232,35 @@ def packs_test(
     packs: PacksOpt = None,
     fixtures: Annotated[Path, typer.Option(help="Folder of fixtures with *.expected.yaml goldens.")] = Path("fixtures"),
     update_goldens: Annotated[bool, typer.Option("--update-goldens", help="Rewrite goldens from the current result.")] = False,
+    against_db: Annotated[bool, typer.Option("--against-db", help="Also re-classify the stored runs of the last 90 days "
+                                                                   "(kept logs) and report what changes.")] = False,
+    db: Annotated[Optional[Path], typer.Option("--db", help="With --against-db: the run database.")] = None,
 ) -> None:
-    """Run every example and every fixture golden; exit 1 on a mismatch."""
+    """Run every example and every fixture golden; exit 1 on a mismatch.
+
+    With --against-db, also backtest the packs on the stored runs: each changed cause's hits on failed and
+    passed runs in the last 30 and 90 days, the runs newly explained, and the causes reported today that
+    would be hidden.
+    """
     from .console import print_packs_test
     from .goldens import test_goldens
 
     pack_set = load_packs(packs or [])
     report = test_goldens(pack_set, fixtures, update=update_goldens)
-    print_packs_test(Console(highlight=False), pack_set, report)
+    console = Console(highlight=False)
+    print_packs_test(console, pack_set, report)
+    if against_db:
+        from .backtest import backtest
+        from .console import print_backtest
+        from .packs import pack_files
+        from .store import default_db_path, open_store
+
+        mine = {p.name for p in pack_files(packs or [])}
+        focus = sorted(cid for cid, c in pack_set.causes.items() if c.source.rsplit(":", 1)[0] in mine)
+        with open_store(db or default_db_path(), create=False) as store:
+            bt = backtest(store, pack_set, focus)
+        console.print()
+        print_backtest(console, bt, sorted(set(focus) | set(bt.changed_causes())))
     raise typer.Exit(1 if report.failures or report.uncovered else 0)
 
 
@@ -308,6 +329,11 @@ def kb_search(
 
     print_search(Console(highlight=False), query, rows)
     raise typer.Exit(0 if rows else 1)
+
+
+from .cli_draft import draft as draft_command  # noqa: E402
+
+kb_app.command("draft")(draft_command)
 
 
 @kb_app.command("index")

@@ -155,7 +155,7 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
     head.add_row(Text("logs kept"), Text(f"{len(kept)} of {len(run.get('inputs') or [])} inputs"))
     emit(out, head, out.width)
     out.print()
-    print_result(out, _store.result_from_doc(run["result"]), duration_s=run.get("duration_s"))
+    print_result(out, _store.result_from_doc(run["result"]), duration_s=run.get("duration_s"), drafts=True)
 
 
 def print_retriage(out: Console, changes: list[_store.RetriageChange]) -> None:

@@ -237,9 +237,10 @@ def _run_header(result: ScanResult) -> Text:
 
 
 def print_result(console: Console, result: ScanResult, *, verbose: bool = False, duration_s: float | None = None,
-                 note: str | None = None) -> None:
+                 note: str | None = None, drafts: bool = False) -> None:
     """Root causes first and in full, then one line per minor finding, metrics, unexplained error lines,
-    and a closing line (see `summary`). `verbose` shows every finding in full."""
+    and a closing line (see `summary`). `verbose` shows every finding in full; `drafts` gives each
+    unexplained line the `triage kb draft` command (by its fingerprint) that starts a pack entry for it."""
     width = console.width
     _out(console, wrap(console, _run_header(result), width, 4))
     major = [f for f in result.findings if verbose or not is_minor(f)]
@@ -261,13 +262,16 @@ def print_result(console: Console, result: ScanResult, *, verbose: bool = False,
         print_metrics(console, result, limit=METRICS_VERBOSE if verbose else METRICS_SHOWN)
     if result.unexplained:
         console.print()
-        _out(console, unexplained_lines(console, result.unexplained, None if verbose else UNEXPLAINED_SHOWN))
+        _out(console, unexplained_lines(console, result.unexplained, None if verbose else UNEXPLAINED_SHOWN,
+                                        drafts=drafts))
     console.print()
     _out(console, flow(summary_parts(result, duration_s, note), width))
 
 
-def unexplained_lines(console: Console, items: list[Unexplained], limit: int | None = UNEXPLAINED_SHOWN) -> list[Text]:
-    """`path:line ×count  text…` per line (the text gets the width and is cut), the tool's advice below."""
+def unexplained_lines(console: Console, items: list[Unexplained], limit: int | None = UNEXPLAINED_SHOWN,
+                      drafts: bool = False) -> list[Text]:
+    """`path:line ×count  text…` per line (the text gets the width and is cut), the tool's advice below
+    (and with `drafts`, the command that drafts a pack entry from it)."""
     width = console.width
     n = len(items)
     out = [Text(f"{n} error line{'s' if n != 1 else ''} no known cause explains:", "bold")]
@@ -285,6 +289,8 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
         advice = advice_of(u)
         if advice:
             out.extend(wrap(console, _plain(advice), min(width, PROSE_WIDTH), 12, first=Text("      advice: ", "green")))
+        if drafts and u.fingerprint:
+            out.append(token_line("      draft: ", _plain(f"triage kb draft {u.fingerprint}", "dim"), width))
     if limit is not None and n > limit:
         out.append(Text(f"  … and {n - limit} more (-v shows them all, --format json has each one)", "dim"))
     return out
@@ -489,3 +495,62 @@ def _num(value: float | None) -> str:
     if value is None:
         return ""
     return f"{value:g}" if abs(value) < 1e7 else f"{value:.3g}"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# drafts and backtests
+
+
+def print_backtest(console: Console, bt, causes: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """Hits per cause on failed / passed / unknown runs per window, then the runs that change."""
+    console.print(Text(f"Backtest over {bt.runs} stored run{'s' if bt.runs != 1 else ''} with kept logs"
+                       + (f" ({bt.not_kept} more not kept whole)" if bt.not_kept else ""), "bold"), soft_wrap=True)
+    columns = [Column("cause", whole=True)] + [Column(f"{d}d {s}", whole=True, justify="right")
+                                               for d in bt.windows for s in ("fail", "pass")]
+    rows = []
+    for cid in causes:
+        cells: list[Text | str] = [Text(cid)]
+        for d in bt.windows:
+            cells.append(str(bt.hits(cid, d, "failed")))
+            passed = bt.hits(cid, d, "passed")
+            cells.append(Text(str(passed), "bold red" if passed else ""))
+        rows.append(cells)
+    if rows:
+        print_table(console, columns, rows)
+    width = console.width
+    explained = bt.newly_explained
+    label = Text("  newly explains: ", "bold")
+    _out(console, wrap(console, Text(", ".join(f"run {c.run_id}" for c in explained) or "no run"), width, 4,
+                       first=label))
+    lines = ", ".join(f"run {c.run_id} ({c.lines_explained})" for c in bt.explaining) or "none"
+    _out(console, wrap(console, Text(lines), width, 4, first=Text("  explains error lines in: ", "bold")))
+    hiding = [(c.run_id, cid, "hidden" if cid in c.hidden else "gone") for c in bt.hiding for cid in c.hidden + c.lost]
+    _out(console, wrap(console, Text(", ".join(f"{cid} in run {rid} ({how})" for rid, cid, how in hiding)
+                                     or "no cause", "bold red" if hiding else ""), width, 4,
+                       first=Text("  hides: ", "bold")))
+
+
+def print_draft(console: Console, draft, files, bt, folder) -> None:  # type: ignore[no-untyped-def]
+    """What `kb draft` made: the id and regex, the examples, the backtest, the files and the next step."""
+    width = console.width
+    o = draft.origin
+    head = Text("drafted ", "bold") + Text(draft.cause_id, "bold")
+    if o is not None and o.run_id is not None:
+        head.append(f" from run {o.run_id}")
+    _out(console, [token_line("", head, width)])
+    if o is not None and o.path:
+        _out(console, [token_line("  --> ", _where(o.path, o.line or 0), width)])
+    _out(console, wrap(console, _plain(draft.regex), width, 4, first=Text("  regex: ", "bold")))
+    _out(console, wrap(console, _plain(draft.title), width, 4, first=Text("  title: ", "bold")))
+    console.print(Text(f"  {len(draft.match)} match example{'s' if len(draft.match) != 1 else ''}, "
+                       f"{len(draft.no_match)} no_match from passed runs"), soft_wrap=True)
+    if bt is not None:
+        console.print()
+        print_backtest(console, bt, [draft.cause_id])
+    console.print()
+    for path in files:
+        _out(console, [token_line("wrote ", _plain(str(path)), width)])
+    console.print(Text("next: write cause, workaround and references in place of the TODO text, then", "dim"),
+                  soft_wrap=True)
+    command = f"triage packs test --packs {folder} --fixtures {folder}/fixtures --against-db"
+    _out(console, [token_line("  ", _plain(command), width)])
