@@ -439,6 +439,7 @@ def _merge_detection(total: Detection, part: Detection) -> None:
     elif part.ended:  # an exit marker without a phase of its own
         total.ended = True
     total.phases_done |= part.phases_done
+    total.phases_seen |= part.phases_seen
 
 
 def _last_line(r: SourceResult) -> Evidence:
@@ -468,7 +469,7 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
         if cid not in found:  # a misconfiguration is a finding of its own, even before a compile fails
             found[cid] = _finding(packs.causes[cid], misconfig_hits, values, (misconfig_hits, values, message))
             first[cid] = misconfig_hits.first
-    for cid in [c for c in found if not _when_holds(packs.causes[c], found)]:
+    for cid in [c for c in found if not _when_holds(packs.causes[c], found, detection)]:
         del found[cid]
     _absence(packs, found, first, detection, log_end, unexplained)
     # Root cause first: a finding explained by another found one is listed under it.
@@ -495,15 +496,20 @@ def _same_line_roots(packs: PackSet, found: dict[str, Finding], first: dict[str,
     """A broad cause (a family such as "out of memory", a catch-all wrapper) matched on lines that a specific
     cause explains too gives way to it: dropped when the specific finding covers every line it has, otherwise
     listed under it."""
-    specific_lines: dict[tuple[str, int], str] = {}
+    specific_lines: dict[tuple[str, int], list[str]] = {}
     for cid in sorted(found, key=lambda c: first[c]):
         if not packs.causes[cid].broad:
             for ev in found[cid].evidence:
-                specific_lines.setdefault((ev.path, ev.line), cid)
+                specific_lines.setdefault((ev.path, ev.line), []).append(cid)
     for cid, f in list(found.items()):
         if cid in roots or not packs.causes[cid].broad or not f.evidence:
             continue
-        owners = [specific_lines.get((ev.path, ev.line)) for ev in f.evidence]
+        # Whatever its severity, a specific cause that calls the line harmless, or only a warning, knows better -
+        # unless the line carries several tool messages (pasted together) and the specific cause is about another.
+        rank = SEVERITY_RANK[f.severity]
+        owners = [next((o for o in specific_lines.get((ev.path, ev.line), [])
+                        if SEVERITY_RANK[found[o].severity] <= rank or advice.message_count(ev.text) < 2), None)
+                  for ev in f.evidence]
         if all(owners) and f.count == len(f.evidence) and cid not in roots.values():
             del found[cid]
             continue
@@ -512,9 +518,12 @@ def _same_line_roots(packs: PackSet, found: dict[str, Finding], first: dict[str,
             roots[cid] = root
 
 
-def _when_holds(cause: Cause, found: dict[str, Finding]) -> bool:
+def _when_holds(cause: Cause, found: dict[str, Finding], detection: Detection) -> bool:
     present = cause.when.get("present", [])
     absent = cause.when.get("absent", [])
+    phases = cause.when.get("phases")
+    if phases and not detection.phases_seen & set(phases):
+        return False
     return all(p in found for p in present) and not any(a in found for a in absent)
 
 
