@@ -33,7 +33,7 @@ STATUS_STYLE = {"failed": "bold red", "passed": "green"}
 Status = Enum("Status", {s: s for s in RUN_STATUSES}, type=str)  # type: ignore[misc]
 RunTool = Enum("RunTool", {t: t for t in RUN_TOOLS}, type=str)  # type: ignore[misc]
 
-runs_app = typer.Typer(help="List and show stored runs.", no_args_is_help=True)
+runs_app = typer.Typer(help="List and show stored runs.", no_args_is_help=True, rich_markup_mode=None)
 
 
 def _out() -> Console:
@@ -75,7 +75,7 @@ def runs_show(
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
-    """Show one stored run: its dimensions, inputs and findings with evidence."""
+    """Show one stored run: dimensions, inputs, findings."""
     with _store.open_store(_db(db), create=False) as store:
         run = store.run(run_id)
     if as_json:
@@ -90,7 +90,7 @@ def ingest(
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
-    """Store scan results made elsewhere (e.g. by CI jobs) in the run database."""
+    """Store scan results made elsewhere, such as by CI jobs."""
     outcomes: list[tuple[Path, _store.RecordOutcome]] = []
     with _store.open_store(_db(db)) as store:
         for path in files:
@@ -115,7 +115,10 @@ def retriage(
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
-    """Re-classify stored runs from their kept logs with the current packs; show what changed per run."""
+    """Re-classify stored runs with the current packs.
+
+    Re-scans the kept logs of the runs and shows what changed per run.
+    """
     pack_set = load_packs(packs or [])
     with _store.open_store(_db(db), create=False) as store:
         changes = store.retriage(pack_set, since=since, force=force)
@@ -131,26 +134,31 @@ def retriage(
 
 
 def print_runs(out: Console, rows: list[dict[str, Any]], filters: str = "") -> None:
+    from .tables import Column, print_table
+
     if not rows:
         out.print(Text(f"no stored run matches {filters}" if filters else "no runs stored yet", style="dim"))
         return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for name in ("id", "created", "label", "tool", "status", "findings", "top finding"):
-        table.add_column(name, justify="right" if name in ("id", "findings") else "left", overflow="fold")
+    columns = [Column("id", whole=True, justify="right"), Column("created (UTC)", whole=True), Column("label"),
+               Column("tool", whole=True), Column("status", whole=True), Column("findings", whole=True, justify="right"),
+               Column("top finding", whole=True)]
+    table = []
     for r in rows:
         tool = (r["tool"] or "") + (f" {r['tool_version']}" if r.get("tool_version") else "")
         c = r["counts"]
         counts = " ".join(f"{c[k]}{k[0].upper()}" for k in ("error", "warning", "info") if c[k]) or "0"
         if c["explained"]:
             counts += f" +{c['explained']} explained"
-        table.add_row(Text(str(r["id"])), Text(r["created"] or ""), Text(r.get("label") or ""), Text(tool),
-                      Text(r["status"] or "", style=STATUS_STYLE.get(r["status"] or "", "dim")), Text(counts),
-                      Text(r.get("top") or ""))
-    out.print(table)
+        created = (r["created"] or "").replace("T", " ").removesuffix("Z")
+        table.append([str(r["id"]), created, Text(r.get("label") or ""), Text(tool),
+                      Text(r["status"] or "", style=STATUS_STYLE.get(r["status"] or "", "dim")), counts,
+                      Text(r.get("top") or "")])
+    print_table(out, columns, table)
 
 
 def print_run(out: Console, run: dict[str, Any]) -> None:
     from .console import print_result
+    from .tables import emit
 
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
@@ -160,9 +168,9 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
             head.add_row(Text(key), Text(str(run[key])))
     kept = [i for i in run.get("inputs") or [] if i.get("log_kept")]
     head.add_row(Text("logs kept"), Text(f"{len(kept)} of {len(run.get('inputs') or [])} inputs"))
-    out.print(head)
+    emit(out, head, out.width)
     out.print()
-    print_result(out, _store.result_from_doc(run["result"]))
+    print_result(out, _store.result_from_doc(run["result"]), duration_s=run.get("duration_s"), drafts=True)
 
 
 def print_retriage(out: Console, changes: list[_store.RetriageChange]) -> None:

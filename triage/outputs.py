@@ -39,7 +39,7 @@ from .model import SEVERITY_RANK, Evidence, Finding, ScanResult, Unexplained
 from .packs import Cause, PackSet
 from .sources import STDIN, Source
 
-FORMATS = ("text", "json", "jsonl", "junit", "sarif", "github")
+FORMATS = ("text", "short", "json", "jsonl", "junit", "sarif", "github")
 RawSink = Callable[[Source, bytes], None]  # same shape as triage.scan.RawSink
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -70,6 +70,8 @@ def render(result: ScanResult, fmt: str, packs: PackSet, *, fail_on: str = "erro
         return to_github(result, base_dir=base_dir)
     if fmt == "text":
         return to_text(result)
+    if fmt == "short":
+        return to_short(result)
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
@@ -136,6 +138,18 @@ def to_text(result: ScanResult, width: int = TEXT_WIDTH) -> str:
     buffer = io.StringIO()
     print_result(Console(file=buffer, width=width, color_system=None, force_terminal=False, highlight=False,
                          soft_wrap=False), result)
+    return buffer.getvalue()
+
+
+def to_short(result: ScanResult) -> str:
+    """`path:line: severity: title [id]` per root finding and unexplained line, then the closing line."""
+    from rich.console import Console
+
+    from .console import print_short
+
+    buffer = io.StringIO()
+    print_short(Console(file=buffer, width=TEXT_WIDTH, color_system=None, force_terminal=False, highlight=False),
+                result)
     return buffer.getvalue()
 
 
@@ -488,8 +502,10 @@ def to_github(result: ScanResult, *, base_dir: str | os.PathLike[str] | None = N
 
 
 def finding_line(cause: Cause, evidence: Evidence) -> str:
-    """The one line `--tee` prints on stderr when a cause is first hit."""
-    return f"triage: {cause.severity}: {evidence.path}:{evidence.line}: {cause.title} [{cause.id}]"
+    """The one line `--tee` prints on stderr when a cause is first hit: the `--format short` line."""
+    from .console import short_line
+
+    return short_line(evidence.path, evidence.line, cause.severity, cause.title, cause.id)
 
 
 class TeeWriter:

@@ -34,6 +34,7 @@ PHASES = (
     "synth", "impl", "convert", "report", "config", "build",
 )
 STATUSES = ("stable", "deprecated", "removed")
+PLACEHOLDER = "TODO"  # what `triage kb draft` leaves where a person must write: a pack that still has one does not load
 MIN_LITERAL = 4
 MAX_PACK_BYTES = 4 * 1024 * 1024
 MAX_PATTERN_CHARS = 4000
@@ -281,6 +282,9 @@ class _Checker:
             return None
         if not isinstance(value, str) or not value.strip():
             self.fail(f"'{key}' must be non-empty text", data.get("__line__"), cause_id)
+        if value.lstrip().startswith(PLACEHOLDER):
+            self.fail(f"'{key}' is still the placeholder of the draft", data.get("__line__"), cause_id,
+                      hint=f"write the {key} in your own words in place of the {PLACEHOLDER} text")
         if key in ("title", "cause", "workaround") and MARKUP_RE.search(str(value)):
             self.fail(f"'{key}' contains markup", data.get("__line__"), cause_id,
                       hint="prose fields are plain text; write `backticks` for code")
@@ -435,7 +439,9 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
     if status not in STATUSES:
         chk.fail(f"unknown status {status!r}", line, cause_id, hint=f"one of {', '.join(STATUSES)}")
     refs = raw.get("references") or []
-    if not isinstance(refs, list) or any(not isinstance(r, str) or not std_re.match(r"^https?://\S+$", r) for r in refs):
+    if not isinstance(refs, list) or any(not isinstance(r, str) or not (std_re.match(r"^https?://\S+$", r)
+                                                                        or r.lstrip().startswith(PLACEHOLDER))
+                                         for r in refs):
         chk.fail("references must be a list of http(s) URLs", line, cause_id)
     explains = raw.get("explains") or []
     if not isinstance(explains, list) or any(not isinstance(e, str) for e in explains):
@@ -460,6 +466,9 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
     title = chk.text(raw, "title", cause_id)
     cause_text = chk.text(raw, "cause", cause_id)
     workaround = chk.text(raw, "workaround", cause_id)
+    if any(r.lstrip().startswith(PLACEHOLDER) for r in refs):  # after cause and workaround: the order they are written in
+        chk.fail("references still hold the placeholder of the draft", line, cause_id,
+                 hint="give the http(s) URLs of an issue, a forum thread or a vendor page, or delete the line")
     affected, note = _versions(chk, raw.get("versions"), cause_id, line)
     signatures = [_compile_signature(chk, s, cause_id, i, line) for i, s in enumerate(sigs_raw)]
     examples = [e["text"] if isinstance(e, dict) else e for s in sigs_raw for e in s.get("match", [])]

@@ -754,6 +754,50 @@ class Store:
 
         return self._read(read)
 
+    def unexplained_lines(self, *, fingerprint: str | None = None, run_id: int | None = None,
+                          line: int | None = None, path: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Stored unexplained lines, newest run first, each with its run's tool, phase, status and date."""
+        clauses, args = [], []
+        for clause, value in (("fingerprint = ?", fingerprint), ("run_id = ?", run_id), ("line = ?", line),
+                              ("path = ?", path)):
+            if value is not None:
+                clauses.append(clause)
+                args.append(value)
+
+        def read() -> list[dict[str, Any]]:
+            rows = list(self.db["unexplained"].rows_where(" and ".join(clauses) or None, args,
+                                                          order_by="run_id desc, rowid", limit=limit))
+            ids = sorted({r["run_id"] for r in rows})
+            runs = {r["id"]: r for r in self.db["runs"].rows_where(
+                f"id in ({', '.join('?' for _ in ids)})", ids, select="id, tool, phase, status, created, label")} \
+                if ids else {}
+            for r in rows:
+                run = runs.get(r["run_id"], {})
+                r.update({k: run.get(k) for k in ("tool", "phase", "status", "created", "label")})
+            return rows
+
+        return self._read(read)
+
+    def kept_logs(self, run_id: int) -> list[tuple[str, bytes]]:
+        """(path, text) of every input of a run whose log was kept whole; [] when any was not."""
+        def read() -> list[tuple[str, bytes]] | None:
+            rows = list(self.db["inputs"].rows_where("run_id = ?", [run_id], select="path, log, log_truncated",
+                                                     order_by="rowid"))
+            if not rows or any(r["log"] is None or r["log_truncated"] for r in rows):
+                return None
+            return [(str(r["path"]), r["log"]) for r in rows]
+
+        kept = self._read(read)
+        return [(path, unpack_log(blob)) for path, blob in kept] if kept else []
+
+    def kept_sources(self, run_id: int, folder: str) -> list[Source]:
+        """The kept logs of a run written to `folder`, reported under their original paths ([] if not kept whole)."""
+        rows = self._read(lambda: list(self.db["inputs"].rows_where(
+            "run_id = ?", [run_id], select="path, kind, log, log_truncated", order_by="rowid")))
+        if not rows or any(r["log"] is None or r["log_truncated"] for r in rows):
+            return []
+        return [_materialise(folder, n, r) for n, r in enumerate(rows)]
+
     # -- knowledge base -------------------------------------------------------------------------------
 
     def sync_causes(self, packs: PackSet) -> bool:
