@@ -122,6 +122,7 @@ class Detection:
     part: str | None = None
     phase: str | None = None
     phases_done: set[str] = field(default_factory=set)
+    phases_seen: set[str] = field(default_factory=set)
     last_done_phase: str | None = None
     ended: bool = False
 
@@ -146,6 +147,7 @@ class Detection:
             self.ended = True
         if rule.phase:
             self.phase = rule.phase
+            self.phases_seen.add(rule.phase)
             self.ended = rule.done  # a phase that starts after a completion reopens the run
             if rule.done:
                 self.phases_done.add(rule.phase)

@@ -439,6 +439,7 @@ def _merge_detection(total: Detection, part: Detection) -> None:
     elif part.ended:  # an exit marker without a phase of its own
         total.ended = True
     total.phases_done |= part.phases_done
+    total.phases_seen |= part.phases_seen
 
 
 def _last_line(r: SourceResult) -> Evidence:
@@ -468,7 +469,7 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
         if cid not in found:  # a misconfiguration is a finding of its own, even before a compile fails
             found[cid] = _finding(packs.causes[cid], misconfig_hits, values, (misconfig_hits, values, message))
             first[cid] = misconfig_hits.first
-    for cid in [c for c in found if not _when_holds(packs.causes[c], found)]:
+    for cid in [c for c in found if not _when_holds(packs.causes[c], found, detection)]:
         del found[cid]
     _absence(packs, found, first, detection, log_end, unexplained)
     # Root cause first: a finding explained by another found one is listed under it.
@@ -517,9 +518,12 @@ def _same_line_roots(packs: PackSet, found: dict[str, Finding], first: dict[str,
             roots[cid] = root
 
 
-def _when_holds(cause: Cause, found: dict[str, Finding]) -> bool:
+def _when_holds(cause: Cause, found: dict[str, Finding], detection: Detection) -> bool:
     present = cause.when.get("present", [])
     absent = cause.when.get("absent", [])
+    phases = cause.when.get("phases")
+    if phases and not detection.phases_seen & set(phases):
+        return False
     return all(p in found for p in present) and not any(a in found for a in absent)
 
 
