@@ -164,7 +164,7 @@ def print_explanation(console: Console, explanation) -> None:  # type: ignore[no
             line = Text(f"  {score:.0%}  ")
             line.append(cause.id, style="bold")
             line.append(f"  {cause.title}")
-            console.print(line)
+            console.print(line, soft_wrap=True)
 
 
 def print_metrics(console: Console, result: ScanResult, limit: int = 24) -> None:
@@ -226,4 +226,4 @@ def print_eval(console: Console, report) -> None:  # type: ignore[no-untyped-def
         line = Text(f"wrong [{o.case.kind}] ", style="red")
         line.append(o.case.id, style="bold")
         line.append(f": found {', '.join(f'{i} ({s})' for i, s in o.found) or 'nothing'}")
-        console.print(line)
+        console.print(line, soft_wrap=True)
