@@ -20,7 +20,7 @@ import regex
 
 from . import advice
 from .configs import Fact, evidence_of, misconfigurations, read_config
-from .detect import CompiledRule, Detection, compile_rules
+from .detect import ENDING_PHASES, CompiledRule, Detection, compile_rules
 from .display import EVIDENCE_CHARS, clip
 from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
@@ -532,7 +532,7 @@ def _absence(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[i
     """A log that reached a phase but not its end, with nothing else to say why, is reported as such; its
     evidence is the line the log stops at."""
     cause = packs.causes.get("triage/log-incomplete")
-    if cause is None or log_end is None or detection.phase is None or detection.ended or unexplained:
+    if cause is None or log_end is None or detection.phase not in ENDING_PHASES or detection.ended or unexplained:
         return
     if any(f.severity == "error" for f in found.values()):
         return
