@@ -51,8 +51,10 @@ def _db(db: Path | None) -> Path:
 @runs_app.command("list")
 def runs_list(
     since: Annotated[Optional[str], typer.Option(help="Only runs newer than this: 24h, 7d, 2w or a date.")] = None,
-    tool: Annotated[Optional[RunTool], typer.Option(help="Only runs of this tool.")] = None,
-    status: Annotated[Optional[Status], typer.Option(help="Only runs with this status.")] = None,
+    tool: Annotated[Optional[RunTool], typer.Option(metavar="TOOL", help="Only runs of this tool: "
+                                                    + ", ".join(RUN_TOOLS) + ".")] = None,
+    status: Annotated[Optional[Status], typer.Option(metavar="STATUS", help="Only runs with this status: "
+                                                     + ", ".join(RUN_STATUSES) + ".")] = None,
     label: Annotated[Optional[str], typer.Option(help="Only runs with this label.")] = None,
     limit: Annotated[int, typer.Option(min=0, help="At most this many runs, newest first (0: all).")] = 50,
     as_json: JsonOpt = False,
