@@ -140,7 +140,8 @@ def test_root_cause_first_and_short() -> None:
     assert explained.cause[:40] not in text  # one line only...
     assert explained.cause[:40] in " ".join(render(result, 80, False, verbose=True).split())  # ...unless -v
     closing = text.rstrip("\n").rsplit("\n\n", 1)[1]  # the last paragraph, wrapped at 80 columns
-    assert closing.startswith("1 error · status failed\n  043-ghnote-") and closing.endswith("(6 lines)")
+    assert closing.startswith(f"{result.counts().text()} · status failed\n  043-ghnote-") and closing.endswith("(6 lines)")
+    assert result.counts().text() == "1 error, 1 explained"  # the words of every view (`Counts.text`)
 
 
 def test_info_findings_collapse_to_one_line_each() -> None:
@@ -167,15 +168,15 @@ def test_unexplained_line_puts_its_location_first_and_gets_the_width() -> None:
 
 def test_unexplained_line_text_is_cut_and_the_advice_goes_below() -> None:
     text = "ERROR: [Synth 8-439] module 'nnet_dense_resource_ap_fixed_16_6_ap_fixed_16_6_config2_s' not found " * 3
-    u = Unexplained("build/vivado.log", 1234, text, 3, "fp")
-    u.advice = {"id": "Synth 8-439", "text": "Resolution: check the module is in the sources."}  # type: ignore[attr-defined]
+    u = Unexplained("build/vivado.log", 1234, text, 3, "fp", advice="Resolution: check the module is in the sources.",
+                    message_id="Synth 8-439")
     result = ScanResult(RunInfo(tool="vivado", status="failed", inputs=[InputInfo("build/vivado.log", "log", 2000)]),
                         [], [u])
     lines = render(result, 80, False).splitlines()
     i = next(n for n, x in enumerate(lines) if x.startswith("  build/vivado.log:1234 ×3  ERROR: [Synth 8-439]"))
     assert len(lines[i]) == 80 and lines[i].endswith("…")
-    assert lines[i + 1].strip().startswith("advice: Resolution: check the module") and "[Synth 8-439]" in lines[i + 1]
-    assert " ".join(lines[-2:]).startswith("no known cause, 1 unexplained error line · status failed")
+    assert lines[i + 1] == "      ↳ Synth 8-439 advises: Resolution: check the module is in the sources."
+    assert lines[-1] == "1 unexplained error line · status failed · build/vivado.log (2,000 lines)"
 
 
 def finding(fid: str, severity: str, title: str, path: str, line: int, count: int = 1) -> Finding:
@@ -232,7 +233,7 @@ def test_short_format_cuts_a_long_unexplained_line() -> None:
     buffer = io.StringIO()
     print_short(Console(file=buffer, width=80), result)
     first = buffer.getvalue().splitlines()[0]
-    assert first.endswith("… [triage/unexplained-error-line]") and len(first) < 250
+    assert first.endswith(" … (cut at 160 characters) [triage/unexplained-error-line]") and len(first) < 300
 
 
 def test_closing_line() -> None:
@@ -242,9 +243,10 @@ def test_closing_line() -> None:
     result = ScanResult(run, f, [Unexplained("compile.log", 9, "ERROR: x", 1, "fp")])
     assert summary(result, 0.31).plain == ("2 errors, 1 warning, 1 info, 1 unexplained error line · status failed · "
                                            "compile.log (4,120 lines) · 0.31 s")
+    assert summary(result, 0.31).plain.startswith(result.counts().text())
     run.inputs.append(InputInfo("b.rpt", "report", 1))
     assert summary(ScanResult(run, [], []), 12.4, "run 3 stored").plain == (
-        "no known cause, no error line · status failed · 2 inputs (4,121 lines) · 12 s · run 3 stored")
+        "no findings · status failed · 2 inputs (4,121 lines) · 12 s · run 3 stored")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -301,4 +303,5 @@ def test_readme_shows_the_output_at_80_columns() -> None:
     assert f"$ triage scan 043-ghnote-bilstm-hailo8l-automri-partition-failure.log\n{golden}```" in readme, \
         "README: paste tests/data/console/dfc-partition.80-pipe.txt into the example"
     short = to_short(frozen("dfc-partition")).splitlines()
-    assert short[0] in readme.splitlines() and short[1] + " · 0.31 s" in readme.splitlines()
+    assert short[0] in readme.splitlines() and short[1] + " · 0.31 s" in readme.splitlines(), \
+        "README: the --format short example is to_short() of tests/data/console/dfc-partition.json"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from enum import Enum
 from pathlib import Path
@@ -70,13 +71,14 @@ def scan(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Text output: only the closing line (and the exit code).")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output: info, harmless and explained findings in full too.")] = False,
     packs: PacksOpt = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Processes for several inputs (0: one per core).")] = 0,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Processes for several inputs (0: one per core).")] = 0,
     tee: Annotated[bool, typer.Option("--tee", help="Copy the input to stdout unchanged; findings to stderr as found.")] = False,
     html: Annotated[Optional[Path], typer.Option("--html", help="Also write a per-run HTML report here.")] = None,
     db: Annotated[Optional[Path], typer.Option("--db", help="Run database (default: TRIAGE_DB or the user data dir).")] = None,
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the run.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Record the run even if identical inputs were stored.")] = False,
     keep_log: Annotated[bool, typer.Option("--keep-log/--no-keep-log", help="Keep the scanned text (compressed) in the store.")] = True,
+    allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Accept empty input (else: exit 2, nothing stored).")] = False,
     label: Annotated[Optional[str], typer.Option(help="Dimension: a label for this build (e.g. the job name).")] = None,
     model: Annotated[Optional[str], typer.Option(help="Dimension: the model being compiled.")] = None,
     branch: Annotated[Optional[str], typer.Option(help="Dimension: branch (default from CI variables).")] = None,
@@ -103,8 +105,12 @@ def scan(
     store = None if no_store else StoreOptions(db=db, force=force, keep_log=keep_log, dimensions=dims)
     streams = _Streams(fmt, output, tee, pack_set, dims, fail_on.value,
                        folders=any(p != "-" and Path(p).is_dir() for p in paths), quiet=quiet, verbose=verbose)
-    outcome = run_scan(paths, pack_set, warn=_warn, jobs=jobs or (os.cpu_count() or 1), store=store,
-                       on_finding=streams.finding_callback(), sinks=streams.sinks(), prepare=streams.prepare)
+    try:
+        outcome = run_scan(paths, pack_set, warn=_warn, jobs=_jobs(jobs), store=store,
+                           on_finding=streams.finding_callback(), sinks=streams.sinks(), prepare=streams.prepare,
+                           allow_empty=allow_empty)
+    finally:
+        streams.stop_progress()
     streams.finish(outcome)
     if html is not None:
         from .report import write_result_report
@@ -112,6 +118,15 @@ def scan(
         write_result_report(outcome.result, html, dimensions=store.dimensions if store else None)
         err.print(f"report: {html}", markup=False)
     raise typer.Exit(exit_code(outcome.result, fail_on))
+
+
+def _jobs(asked: int) -> int:
+    """0 is one process per core; more than the cores is clamped to them (each process holds a compiled gate:
+    `--jobs 200` once started 201 processes and 7.7 GB)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if asked > cores:
+        _warn(f"--jobs {asked}: using {cores}, the cores this process may run on")
+    return min(asked or cores, cores)
 
 
 class _Streams:
@@ -157,9 +172,12 @@ class _Streams:
         self.progress.__enter__()
         return [self.progress.sink] if self.progress.active else []
 
-    def finish(self, outcome) -> None:  # type: ignore[no-untyped-def]
+    def stop_progress(self) -> None:
         if self.progress is not None:
             self.progress.__exit__(None, None, None)
+            self.progress = None
+
+    def finish(self, outcome) -> None:  # type: ignore[no-untyped-def]
         result = outcome.result
         if self.streamer is not None:
             self.streamer.finish(result)
@@ -188,7 +206,7 @@ class _Streams:
             from .store import scan_document
 
             doc = scan_document(result, dimensions=self.dims, packs=self.packs, keeper=outcome.keeper,
-                                duration_s=outcome.duration_s)
+                                duration_s=outcome.duration_s, created=outcome.created)
             text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         else:
             from .outputs import render
@@ -264,6 +282,29 @@ def packs_test(
     raise typer.Exit(1 if report.failures or report.uncovered else 0)
 
 
+@packs_app.command("eval")
+def packs_eval(
+    packs: PacksOpt = None,
+    cases: Annotated[Path, typer.Option(help="Folder of held-back cases with a cases.yaml.")] = Path("fixtures/heldback"),
+    only: Annotated[bool, typer.Option("--only", help="Use only the --packs given, not the built-in packs.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Score the knowledge on held-back real cases.
+
+    Three figures: failures whose error finding names the right cause, clean runs without an error
+    finding, and traps (alarming lines in runs that succeed) explained without an error.
+    """
+    from .evaluate import evaluate
+
+    report = evaluate(load_packs(packs or [], builtin=not only), cases)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    from .console import print_eval
+
+    print_eval(Console(highlight=False), report)
+
+
 @packs_app.command("list")
 def packs_list(
     tool: Annotated[Optional[str], typer.Option(help="Only causes of this tool (dfc, hls, vivado, hls4ml, ...).")] = None,
@@ -273,7 +314,14 @@ def packs_list(
     """List the known causes: id, severity, tool, title."""
     from .kb import list_causes
 
-    causes = list_causes(load_packs(packs or []), tool)
+    pack_set = load_packs(packs or [])
+    from .packs import TOOLS
+
+    known = sorted(set(TOOLS) | {c.id.split("/", 1)[0] for c in pack_set.causes.values()})
+    if tool is not None and tool not in known:
+        raise TriageError(f"invalid value for '--tool': {tool!r} is not a tool or namespace of the packs",
+                          where="triage packs list", hint=f"one of {', '.join(known)}")
+    causes = list_causes(pack_set, tool)
     if as_json:
         _print_json([{"id": c.id, "severity": c.severity, "tool": c.tool, "title": c.title, "versions": c.versions,
                       "pack": c.pack} for c in causes])
@@ -314,7 +362,7 @@ def kb_show(
 @kb_app.command("search")
 def kb_search(
     query: Annotated[str, typer.Argument(help="Words or a pasted message; quotes, brackets, colons and hyphens are fine.")],
-    limit: Annotated[int, typer.Option(help="At most this many results.")] = 10,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many results.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     packs: PacksOpt = None,
 ) -> None:
@@ -402,14 +450,34 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, BrokenPipeError):
         sys.exit(130 if sys.exc_info()[0] is KeyboardInterrupt else 0)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        show = getattr(exc, "show", None)
-        if callable(show) and hasattr(exc, "exit_code"):  # a usage error from the argument parser
-            show(file=sys.stderr)
-            sys.exit(2)
+    except Exception as exc:  # the argument parser's errors arrive here in non-standalone mode
         if exc.__class__.__name__ == "Abort":
             sys.exit(130)
-        raise
+        if exc.__class__.__name__ == "NoArgsIsHelpError":  # `triage kb`: the group's help is the answer
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(2)
+        if not (callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code")):
+            raise  # a bug: its traceback is the report
+        # typer >= 0.28 carries its own copy of click: its errors are matched by shape, not by class
+        err.print(_click_error(exc).render(), markup=False, highlight=False)
+        sys.exit(2)
+
+
+def _click_error(exc: Exception) -> TriageError:
+    """`Error: No such command 'scna'. Did you mean 'scan'?` -> `error: no such command 'scna'` with the
+    suggestion and the command's `--help` as the hint, the command as where."""
+    message = exc.format_message().strip()  # type: ignore[attr-defined]
+    suggestion = ""
+    found = re.search(r"\s*(?:Did you mean (?P<mean>.+?)\?|\(Possible options: (?P<options>[^)]*)\))\s*$", message, re.S)
+    if found:
+        message = message[: found.start()].strip()
+        suggestion = f"did you mean {found['mean']}? " if found["mean"] else f"did you mean {found['options']}? "
+    message = message.rstrip(".")
+    message = message[:1].lower() + message[1:]
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "triage"
+    what = "commands" if ctx is None or getattr(ctx.command, "commands", None) else "options"
+    return TriageError(message, where=command, hint=f"{suggestion}`{command} --help` lists the {what}")
 
 
 if __name__ == "__main__":  # pragma: no cover

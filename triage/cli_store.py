@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .model import RUN_STATUSES, RUN_TOOLS
 from .packs import load_packs
 from . import store as _store
 
@@ -23,7 +25,13 @@ DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Run database (defau
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 PacksOpt = Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra pack folder or file (repeatable); also TRIAGE_PACKS.")]
 
+MAX_ID = (1 << 63) - 1  # SQLite's largest integer: a longer id is a usage error, not an overflow
 STATUS_STYLE = {"failed": "bold red", "passed": "green"}
+
+
+# Option values checked by type: a typo is a usage error, not an empty list
+Status = Enum("Status", {s: s for s in RUN_STATUSES}, type=str)  # type: ignore[misc]
+RunTool = Enum("RunTool", {t: t for t in RUN_TOOLS}, type=str)  # type: ignore[misc]
 
 runs_app = typer.Typer(help="List and show stored runs.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -43,25 +51,27 @@ def _db(db: Path | None) -> Path:
 @runs_app.command("list")
 def runs_list(
     since: Annotated[Optional[str], typer.Option(help="Only runs newer than this: 24h, 7d, 2w or a date.")] = None,
-    tool: Annotated[Optional[str], typer.Option(help="Only runs of this tool (dfc, vitis_hls, vivado, ...).")] = None,
-    status: Annotated[Optional[str], typer.Option(help="Only runs with this status (failed, passed, unknown).")] = None,
+    tool: Annotated[Optional[RunTool], typer.Option(help="Only runs of this tool.")] = None,
+    status: Annotated[Optional[Status], typer.Option(help="Only runs with this status.")] = None,
     label: Annotated[Optional[str], typer.Option(help="Only runs with this label.")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many runs, newest first (0: all).")] = 50,
+    limit: Annotated[int, typer.Option(min=0, help="At most this many runs, newest first (0: all).")] = 50,
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
     """List stored runs, newest first."""
     with _store.open_store(_db(db), create=False) as store:
-        rows = store.runs(since=since, tool=tool, status=status, label=label, limit=limit or None)
+        rows = store.runs(since=since, tool=tool.value if tool else None, status=status.value if status else None,
+                          label=label, limit=limit or None)
     if as_json:
         _dump(rows)
         return
-    print_runs(_out(), rows)
+    filters = {"--since": since, "--tool": tool and tool.value, "--status": status and status.value, "--label": label}
+    print_runs(_out(), rows, " ".join(f"{k} {v}" for k, v in filters.items() if v))
 
 
 @runs_app.command("show")
 def runs_show(
-    run_id: Annotated[int, typer.Argument(metavar="ID", help="Run id (see `triage runs list`).")],
+    run_id: Annotated[int, typer.Argument(metavar="ID", min=1, max=MAX_ID, help="Run id (see `triage runs list`).")],
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
@@ -86,13 +96,15 @@ def ingest(
         for path in files:
             outcomes.append((path, store.ingest_file(path, force=force)))
     if as_json:
-        _dump([{"file": str(p), "run_id": o.run_id, "duplicate": o.duplicate} for p, o in outcomes])
+        _dump([{"file": str(p), "run_id": o.run_id, "duplicate": o.duplicate, "undated": o.undated} for p, o in outcomes])
         return
     out = _out()
     for path, o in outcomes:
         line = Text(f"{path}: ")
         line.append(f"run {o.run_id}", style="bold")
         line.append(" (already stored)" if o.duplicate else " stored", style="dim" if o.duplicate else "green")
+        if o.undated and not o.duplicate:
+            line.append(" (no `created` in the document: dated now)", style="yellow")
         out.print(line)
 
 
@@ -121,11 +133,11 @@ def retriage(
 # Rendering (plain functions so tests can render to a fixed-width console)
 
 
-def print_runs(out: Console, rows: list[dict[str, Any]]) -> None:
+def print_runs(out: Console, rows: list[dict[str, Any]], filters: str = "") -> None:
     from .tables import Column, print_table
 
     if not rows:
-        out.print("no runs stored yet", style="dim")
+        out.print(Text(f"no stored run matches {filters}" if filters else "no runs stored yet", style="dim"))
         return
     columns = [Column("id", whole=True, justify="right"), Column("created (UTC)", whole=True), Column("label"),
                Column("tool", whole=True), Column("status", whole=True), Column("findings", whole=True, justify="right"),
@@ -133,7 +145,10 @@ def print_runs(out: Console, rows: list[dict[str, Any]]) -> None:
     table = []
     for r in rows:
         tool = (r["tool"] or "") + (f" {r['tool_version']}" if r.get("tool_version") else "")
-        counts = f"{r['errors']}E {r['warnings']}W" if r["findings"] else "0"
+        c = r["counts"]
+        counts = " ".join(f"{c[k]}{k[0].upper()}" for k in ("error", "warning", "info") if c[k]) or "0"
+        if c["explained"]:
+            counts += f" +{c['explained']} explained"
         created = (r["created"] or "").replace("T", " ").removesuffix("Z")
         table.append([str(r["id"]), created, Text(r.get("label") or ""), Text(tool),
                       Text(r["status"] or "", style=STATUS_STYLE.get(r["status"] or "", "dim")), counts,

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from .display import clip
 from .model import Finding, ScanResult, Unexplained
 from .packs import Cause
 from .tables import Column, print_table
@@ -133,6 +133,14 @@ def _label(f: Finding) -> Text:
     return Text(f"{f.severity}[{f.id}]", STYLE[f.severity])
 
 
+def _title(f: Finding, style: str = "") -> Text:
+    """The title; a catch-all cause says it is one (it names the step that failed, not why)."""
+    title = _plain(f.title, style)
+    if f.generic and "generic" not in f.title.lower():
+        title.append(" (generic)", "dim")
+    return title
+
+
 def is_minor(f: Finding) -> bool:
     """Findings that do not explain a failure: information, and tool noise titled as harmless."""
     return f.severity == "info" or "harmless" in f.title.lower()
@@ -146,7 +154,7 @@ def finding_lines(console: Console, f: Finding, *, verbose: bool = False, explai
     """A finding in full: header, evidence, cause, workaround, versions, what it explains, references."""
     width = console.width
     prose = min(width, PROSE_WIDTH)
-    out = wrap(console, _plain(f.title, "bold"), width, 4, first=_label(f) + ": ")
+    out = wrap(console, _title(f, "bold"), width, 4, first=_label(f) + ": ")
     if explained_by:
         out.append(token_line("  = explained by ", _plain(explained_by, "bold"), width))
     out.extend(_evidence_lines(console, f, verbose))
@@ -211,9 +219,9 @@ def one_line(f: Finding, width: int, prefix: str = "  ") -> list[Text]:
     head = token_line(prefix, _label(f), width)
     room = width - head.cell_len - 2 - (where.cell_len + count.cell_len + 2 if where.plain else 0)
     if room >= 20 or (not where.plain and room >= 12):
-        return [_cat(head, ": ", cut(_plain(f.title), room), "  " if where.plain else "", where, count)]
+        return [_cat(head, ": ", cut(_title(f), room), "  " if where.plain else "", where, count)]
     room = width - head.cell_len - 2
-    first = _cat(head, ": ", cut(_plain(f.title), room)) if room >= 12 else head
+    first = _cat(head, ": ", cut(_title(f), room)) if room >= 12 else head
     indent = " " * (len(prefix) - len(prefix.lstrip()) + 4)
     return [first, token_line(indent + "--> ", where, width, count)] if where.plain else [first]
 
@@ -286,9 +294,9 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
         else:
             out.append(token_line("", where, width))
             out.append(Text("      ") + cut(text, width - 6))
-        advice = advice_of(u)
-        if advice:
-            out.extend(wrap(console, _plain(advice), min(width, PROSE_WIDTH), 12, first=Text("      advice: ", "green")))
+        if u.advice:  # the tool's own advice printed with the line (Resolution:, the first HailoRT error, ...)
+            who = Text.assemble(("      ↳ ", "green"), (f"{u.message_id or 'the tool'} advises: ", "bold green"))
+            out.extend(wrap(console, _plain(u.advice), min(width, PROSE_WIDTH), 8, first=who))
         if drafts and u.fingerprint:
             out.append(token_line("      draft: ", _plain(f"triage kb draft {u.fingerprint}", "dim"), width))
     if limit is not None and n > limit:
@@ -296,35 +304,18 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
     return out
 
 
-def advice_of(u: Unexplained) -> str | None:
-    """The tool's own advice printed near an unexplained line, with its message id, when the scan found it."""
-    advice: Any = getattr(u, "advice", None)
-    if not advice:
-        return None
-    if isinstance(advice, str):
-        return advice
-    get = advice.get if isinstance(advice, dict) else lambda key: getattr(advice, key, None)
-    text, mid = get("text"), get("id") or get("message_id")
-    if not text:
-        return None
-    return f"{text} [{mid}]" if mid and mid not in text else str(text)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 or word == "info" else "s")
-
-
 def summary_parts(result: ScanResult, duration_s: float | None = None,
                   note: str | None = None) -> list[Text | tuple[str, Text]]:
-    """The closing line's parts: counts, status, inputs, time, and what happened to the run."""
-    counts = [(sev, sum(1 for f in result.findings if f.severity == sev)) for sev in ("error", "warning", "info")]
-    tally = [Text(_plural(n, sev), STYLE[sev]) for sev, n in counts if n]
-    if result.unexplained:
-        tally.append(Text(_plural(len(result.unexplained), "unexplained error line"), "bold"))
-    if not tally:
-        tally.append(Text("no known cause, no error line"))
-    elif not any(n for _, n in counts):
-        tally.insert(0, Text("no known cause", "bold"))
+    """The closing line's parts: the run's counts (`ScanResult.counts`, the same words every view uses),
+    status, inputs, time, and what happened to the run."""
+    c = result.counts()
+    tally = [Text(text, style) for n, text, style in (
+        (c.error, f"{c.error} error{'' if c.error == 1 else 's'}", STYLE["error"]),
+        (c.warning, f"{c.warning} warning{'' if c.warning == 1 else 's'}", STYLE["warning"]),
+        (c.info, f"{c.info} info", STYLE["info"]),
+        (c.explained, f"{c.explained} explained", "dim"),
+        (c.unexplained, f"{c.unexplained} unexplained error line{'' if c.unexplained == 1 else 's'}", "bold"),
+    ) if n] or [Text(c.text())]
     status = Text("status ") + Text(result.run.status, STATUS_STYLE.get(result.run.status, "dim"))
     inputs = result.run.inputs
     lines = sum(i.lines for i in inputs)
@@ -363,8 +354,7 @@ def print_short(console: Console, result: ScanResult, *, duration_s: float | Non
         path, line = f.first_line
         console.print(Text(short_line(path, line, f.severity, f.title, f.id)), soft_wrap=True)
     for u in result.unexplained:
-        text = u.text.strip()
-        text = text if len(text) <= SHORT_TEXT else text[:SHORT_TEXT - 1] + "…"
+        text = clip(u.text.strip(), SHORT_TEXT)
         console.print(Text(short_line(u.path, u.line, "warning", f"no known cause explains: {text}",
                                       UNEXPLAINED_ID)), soft_wrap=True)
     console.print(summary(result, duration_s, note), soft_wrap=True)
@@ -554,3 +544,30 @@ def print_draft(console: Console, draft, files, bt, folder) -> None:  # type: ig
                   soft_wrap=True)
     command = f"triage packs test --packs {folder} --fixtures {folder}/fixtures --against-db"
     _out(console, [token_line("  ", _plain(command), width)])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the held-back measure
+
+
+EVAL_LABELS = {"fail": "failures with the right cause", "clean": "clean runs without an error finding",
+               "trap": "traps explained without an error"}
+
+
+def print_eval(console: Console, report) -> None:  # type: ignore[no-untyped-def]
+    """The three held-back figures, then per toolchain family, then every case triage got wrong."""
+    for kind, label in EVAL_LABELS.items():
+        fig = report.by_kind.get(kind)
+        console.print(Text(f"{label}: {fig.text if fig else 'no cases'}", style="bold"))
+    console.print(Text("By toolchain family", "bold"))
+    rows = []
+    for fam in sorted({fam for fam, _ in report.by_family}):
+        cells = [report.by_family.get((fam, kind)) for kind in EVAL_LABELS]
+        rows.append([_plain(fam), *[c.text if c else "" for c in cells]])
+    print_table(console, [Column("family", whole=True), *(Column(k, whole=True, justify="right") for k in EVAL_LABELS)],
+                rows)
+    for o in report.wrong:
+        line = Text(f"wrong [{o.case.kind}] ", style="red")
+        line.append(o.case.id, style="bold")
+        line.append(f": found {', '.join(f'{i} ({s})' for i, s in o.found) or 'nothing'}")
+        console.print(line, soft_wrap=True)

@@ -315,6 +315,7 @@ def severity_of(line: str) -> str:
 def draft_line(origin: Origin, packs: PackSet, examples: Iterable[str] = (), no_match: Iterable[str] = (),
                excerpt: str | None = None) -> Draft:
     """A draft for `origin`: the regex, id and title derived from its text, checked against every example."""
+    origin.text = _CLIPPED.sub("", origin.text).strip()
     match = _distinct([origin.text, *examples], MATCH_EXAMPLES)
     tool = origin.tool if origin.tool in TOOLS and origin.tool != "unknown" else "any"
     pattern = derive_regex(origin.text)
@@ -415,10 +416,14 @@ def _excerpt(store: Any, origin: Origin) -> str | None:
     return None
 
 
+_CLIPPED = re.compile(r" … \(cut at \d+ characters\)$")  # the marker of `triage.display.clip`
+
+
 def _distinct(items: Iterable[str], limit: int) -> list[str]:
+    """The first `limit` distinct lines, as the log had them (a stored line cut with its marker loses it)."""
     out: list[str] = []
     for item in items:
-        item = item.strip()
+        item = _CLIPPED.sub("", item).strip()
         if item and item not in out:
             out.append(item)
         if len(out) >= limit:

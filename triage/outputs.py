@@ -34,7 +34,7 @@ from typing import IO, Any, BinaryIO, TextIO
 from urllib.parse import quote, urlsplit
 
 from .fingerprint import fingerprint
-from .formats import evidence_dict, finding_dict, to_json
+from .formats import evidence_dict, finding_dict, to_json, unexplained_dict
 from .model import SEVERITY_RANK, Evidence, Finding, ScanResult, Unexplained
 from .packs import Cause, PackSet
 from .sources import STDIN, Source
@@ -168,8 +168,8 @@ def jsonl_summary(result: ScanResult) -> dict[str, Any]:
                 "inputs": [{"path": i.path, "kind": i.kind, "lines": i.lines, "bytes": i.bytes} for i in run.inputs]},
         "findings": [{"id": f.id, "severity": f.severity, "count": f.count, "explained_by": root}
                      for f, root in _flat(result)],
-        "unexplained": [{"path": u.path, "line": u.line, "text": u.text, "count": u.count,
-                         "fingerprint": u.fingerprint} for u in result.unexplained],
+        "counts": result.counts().to_dict(),
+        "unexplained": [unexplained_dict(u) for u in result.unexplained],
         "warnings": list(result.warnings),
     }
 
@@ -255,7 +255,10 @@ def finding_report(f: Finding, explained_by: str | None = None) -> str:
 
 def _unexplained_report(items: list[Unexplained]) -> str:
     lines = ["Error lines that no known cause explains:"]
-    lines += [f"  {u.path}:{u.line}: {u.text}" + (f"  (x{u.count})" if u.count > 1 else "") for u in items]
+    for u in items:
+        lines.append(f"  {u.path}:{u.line}: {u.text}" + (f"  (x{u.count})" if u.count > 1 else ""))
+        if u.advice:
+            lines.append(f"    {u.message_id or 'the tool'} advises: {u.advice}")
     return "\n".join(lines) + "\n"
 
 

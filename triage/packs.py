@@ -52,7 +52,7 @@ MARKUP_RE = std_re.compile(
 PACK_KEYS = {"pack", "tool", "description", "causes"}
 CAUSE_KEYS = {
     "id", "title", "severity", "tool", "phase", "versions", "status", "cause", "workaround",
-    "references", "explains", "signatures", "when", "detector", "needs",
+    "references", "explains", "signatures", "when", "detector", "needs", "generic", "family",
 }
 # Causes found by code rather than by a line: their text is data, their detection is not.
 DETECTORS = ("config", "absence")
@@ -145,6 +145,13 @@ class Cause:
     when: dict[str, Any] = field(default_factory=dict)
     detector: str | None = None
     needs: str | None = None  # what else to scan to pinpoint the cause (e.g. the model script)
+    generic: bool = False  # a catch-all: says a step failed, not why; never counts as a known cause
+    family: bool = False  # a class of failure across tools (out of memory, licence ...): a known first step
+
+    @property
+    def broad(self) -> bool:
+        """Generic and family causes give way to a specific cause found on the same line."""
+        return self.generic or self.family
     pack: str = ""
     source: str = ""
 
@@ -168,7 +175,9 @@ class Cause:
             "phase": self.phase, "versions": self.versions, "status": self.status, "cause": self.cause,
             "workaround": self.workaround, "references": self.references, "explains": self.explains,
             "signatures": [s.pattern for s in self.signatures], "examples": self.examples,
-            "detector": self.detector, "needs": self.needs, "pack": self.pack, "source": self.source,
+            "detector": self.detector, "needs": self.needs, "generic": self.generic, "family": self.family,
+            "pack": self.pack,
+            "source": self.source,
         }
 
 
@@ -451,6 +460,9 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
     for key in WHEN_KEYS & set(when):
         if not isinstance(when[key], list) or any(not isinstance(v, str) for v in when[key]):
             chk.fail(f"when.{key} must be a list of cause ids", line, cause_id)
+    generic, family = raw.get("generic", False), raw.get("family", False)
+    if not isinstance(generic, bool) or not isinstance(family, bool):
+        chk.fail("'generic' and 'family' must be true or false", line, cause_id)
     title = chk.text(raw, "title", cause_id)
     cause_text = chk.text(raw, "cause", cause_id)
     workaround = chk.text(raw, "workaround", cause_id)
@@ -465,8 +477,8 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
         id=cause_id, title=title or "", severity=severity, tool=tool, phase=phase, cause=cause_text or "",
         workaround=workaround or "", references=list(refs), explains=list(explains), signatures=signatures,
         examples=[str(e) for e in examples], affected=affected, versions_note=note, status=status,
-        when={k: v for k, v in when.items() if k != "__line__"}, detector=detector, needs=needs,
-        pack=str(pack.get("pack", "")), source=f"{chk.path.name}:{line}",
+        when={k: v for k, v in when.items() if k != "__line__"}, detector=detector, needs=needs, generic=generic,
+        family=family, pack=str(pack.get("pack", "")), source=f"{chk.path.name}:{line}",
     )
 
 

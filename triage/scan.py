@@ -18,8 +18,10 @@ from typing import Any
 
 import regex
 
+from . import advice
 from .configs import Fact, evidence_of, misconfigurations, read_config
 from .detect import CompiledRule, Detection, compile_rules
+from .display import EVIDENCE_CHARS, clip
 from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
 from .gate import Gate, make_gate
@@ -140,6 +142,8 @@ class _SourceScan:
         self.metrics: list[Metric] = []
         self.metric_index: dict[tuple[str, str, str], int] = {}
         self.metric_stream = MetricStream(self.path)
+        self.advice_wait: list[list[Any]] = []  # [unexplained entry, lines left to look at] awaiting advice
+        self.last_readable: tuple[int, str] | None = None  # latest HailoRT error line that says something
         self.whole: list[str] | None = [] if source.kind in ("report", "config") else None
         self.whole_size = 0
 
@@ -163,12 +167,14 @@ class _SourceScan:
         finally:
             if self.source.path != "-":
                 stream.close()
-        if part is not None and self.awaiting:
-            self._fill_after(lines_after(self.source.path, part.end, CONTEXT) + [""], 0)
+        if part is not None and (self.awaiting or self.advice_wait):
+            following = lines_after(self.source.path, part.end, max(CONTEXT, advice.AFTER_REACH)) + [""]
+            self._fill_after(following, 0)
+            self._fill_advice(following, 0)
         return self.result(stats)
 
     def result(self, stats: ReadStats) -> SourceResult:
-        info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes)
+        info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes, blank=stats.blank)
         result = SourceResult(self.index, info, self.hits, self.unexplained, self.detection, self.warnings,
                               self.timeouts, self.metrics, tail=list(self.tail))
         if self.whole is not None:
@@ -185,9 +191,10 @@ class _SourceScan:
             self.whole_size += len(block.text)
         candidates = self.m.gate.candidates(block.text)
         lines: list[str] | None = None
-        if self.awaiting:
+        if self.awaiting or self.advice_wait:
             lines = block.text.split("\n")
             self._fill_after(lines, 0)
+            self._fill_advice(lines, 0)
         spent = self.spent
         for idx in sorted(candidates):
             literal_ids = candidates[idx]
@@ -249,10 +256,14 @@ class _SourceScan:
                     self.detection.feed(target.rule.rule, {k: v for k, v in m.groupdict().items() if v})
             else:
                 error_like = True
+        if error_like and "[HailoRT]" in text:
+            readable = advice.readable_error(text)
+            if readable:
+                self.last_readable = (line_no, readable)
         if matched:
             self.open_tracebacks = []  # those in reach were counted as explained by _record; the rest are stale
         elif error_like and self.source.kind != "config" and ERROR_LINE.search(text):
-            self._unexplained(line_no, text)
+            self._unexplained(line_no, text, lines, idx)
 
     def _timed_out(self, sig: Signature, line_no: int) -> None:
         """Say so once; after MAX_TIMEOUTS the signature is dropped for the rest of this input, so a
@@ -294,7 +305,8 @@ class _SourceScan:
         if len(hits.evidence) >= MAX_EVIDENCE:
             return
         before = (self.tail + lines[:idx])[-CONTEXT:] if idx < CONTEXT else lines[idx - CONTEXT:idx]
-        ev = Evidence(self.path, line_no, text[:2000], before=[b[:2000] for b in before], captures=caps)
+        ev = Evidence(self.path, line_no, clip(text, EVIDENCE_CHARS), before=[clip(b, EVIDENCE_CHARS) for b in before],
+                      captures=caps)
         hits.evidence.append(ev)
         self.awaiting.append(ev)
         self._fill_after(lines, idx + 1, only=ev)
@@ -305,21 +317,48 @@ class _SourceScan:
             if cause.applies_to(self.detection.versions.get(cause.tool)):
                 self.on_finding(cause, ev)
 
+    def _find_advice(self, entry: Unexplained, line_no: int, text: str, lines: list[str], idx: int) -> None:
+        """A bare status line gets the readable error printed before it; any other line looks below itself
+        (now, and in the next blocks) for a line with the tool's own advice."""
+        if self.last_readable and line_no - self.last_readable[0] <= advice.BEFORE_REACH \
+                and advice.needs_readable_before(text):
+            entry.advice = self.last_readable[1]
+            return
+        item: list[Any] = [entry, advice.AFTER_REACH]
+        self.advice_wait.append(item)
+        self._fill_advice(lines, idx + 1, only=item)
+
+    def _fill_advice(self, lines: list[str], start: int, only: list[Any] | None = None) -> None:
+        available = lines[start:-1] if lines and lines[-1] == "" else lines[start:]
+        for item in [only] if only is not None else self.advice_wait:
+            entry, left = item
+            for line in available[:left]:
+                found = advice.advice_after(line)
+                if found or advice.ends_message(line):
+                    entry.advice = found
+                    left = 0
+                    break
+                left -= 1
+            item[1] = left
+        self.advice_wait = [i for i in self.advice_wait if i[1] > 0]
+
     def _fill_after(self, lines: list[str], start: int, only: Evidence | None = None) -> None:
         """Give waiting evidence its after-context from `lines[start:]` (a block's split ends with '')."""
         available = lines[start:-1] if lines and lines[-1] == "" else lines[start:]
         waiting = [only] if only is not None else self.awaiting
         for ev in waiting:
-            ev.after.extend(a[:2000] for a in available[: CONTEXT - len(ev.after)])
+            ev.after.extend(clip(a, EVIDENCE_CHARS) for a in available[: CONTEXT - len(ev.after)])
         self.awaiting = [ev for ev in self.awaiting if len(ev.after) < CONTEXT]
 
-    def _unexplained(self, line_no: int, text: str) -> None:
+    def _unexplained(self, line_no: int, text: str, lines: list[str], idx: int) -> None:
         fp = fingerprint(text)
         entry = self.unexplained.get(fp)
         if entry is not None:
             entry.count += 1
         elif len(self.unexplained) < MAX_UNEXPLAINED:
-            self.unexplained[fp] = Unexplained(self.path, line_no, text[:2000], 1, fp)
+            entry = self.unexplained[fp] = Unexplained(self.path, line_no, clip(text, EVIDENCE_CHARS), 1, fp,
+                                                       message_id=advice.message_id(text))
+            self._find_advice(entry, line_no, text, lines, idx)
         if "Traceback (most recent call last)" in text:
             # only headers still within reach of a later finding are kept: bounded, whatever the log
             self.open_tracebacks = [(ln, f) for ln, f in self.open_tracebacks if line_no - ln <= TRACEBACK_REACH]
@@ -353,7 +392,7 @@ def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
             if fp in unexplained:
                 unexplained[fp].count += u.count
             elif len(unexplained) < MAX_UNEXPLAINED:
-                unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint)
+                unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint, u.advice, u.message_id)
         warnings.extend(r.warnings)
     logs = [r for r in results if r.info.kind == "log" and r.info.lines]
     findings = _findings(packs, hits, detection, _last_line(logs[-1]) if logs else None, bool(unexplained), facts)
@@ -410,7 +449,8 @@ def _last_line(r: SourceResult) -> Evidence:
         end -= 1
     line = r.info.lines - (len(tail) - end)
     text = tail[end - 1] if end else ""
-    return Evidence(r.info.path, max(1, line), text[:2000], before=[t[:2000] for t in tail[:max(0, end - 1)]])
+    return Evidence(r.info.path, max(1, line), clip(text, EVIDENCE_CHARS),
+                    before=[clip(t, EVIDENCE_CHARS) for t in tail[:max(0, end - 1)]])
 
 
 def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
@@ -438,6 +478,7 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
             if explainer in found and explainer != cid and roots.get(explainer) != cid:
                 roots[cid] = explainer
                 break
+    _same_line_roots(packs, found, first, roots)
     for cid, root in roots.items():
         while root in roots:  # follow chains to the top-most root
             root = roots[root]
@@ -447,6 +488,28 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
         f.explained.sort(key=lambda e: first[e.id])
     top.sort(key=lambda f: (SEVERITY_RANK[f.severity], first[f.id]))
     return top
+
+
+def _same_line_roots(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[int, int]],
+                     roots: dict[str, str]) -> None:
+    """A broad cause (a family such as "out of memory", a catch-all wrapper) matched on lines that a specific
+    cause explains too gives way to it: dropped when the specific finding covers every line it has, otherwise
+    listed under it."""
+    specific_lines: dict[tuple[str, int], str] = {}
+    for cid in sorted(found, key=lambda c: first[c]):
+        if not packs.causes[cid].broad:
+            for ev in found[cid].evidence:
+                specific_lines.setdefault((ev.path, ev.line), cid)
+    for cid, f in list(found.items()):
+        if cid in roots or not packs.causes[cid].broad or not f.evidence:
+            continue
+        owners = [specific_lines.get((ev.path, ev.line)) for ev in f.evidence]
+        if all(owners) and f.count == len(f.evidence) and cid not in roots.values():
+            del found[cid]
+            continue
+        root = next((o for o in owners if o is not None and roots.get(o) != cid), None)
+        if root is not None:
+            roots[cid] = root
 
 
 def _when_holds(cause: Cause, found: dict[str, Finding]) -> bool:
@@ -512,7 +575,7 @@ def _finding(cause: Cause, h: CauseHits, values: dict[str, str], configured: Con
         id=cause.id, severity=cause.severity, title=interpolate(cause.title, values),
         cause=interpolate(cause.cause, values), workaround=workaround,
         references=list(cause.references), count=h.count, evidence=evidence, tool=cause.tool,
-        versions=cause.versions,
+        versions=cause.versions, generic=cause.generic,
     )
 
 
@@ -604,6 +667,7 @@ def _join_ranges(pieces: list[SourceResult]) -> list[SourceResult]:
         whole = joined[-1]
         whole.info.lines += piece.info.lines
         whole.info.bytes += piece.info.bytes
+        whole.info.blank = whole.info.blank and piece.info.blank
         for cid, h in piece.hits.items():
             total = whole.hits.get(cid)
             if total is None:

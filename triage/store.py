@@ -38,7 +38,7 @@ from .configs import Fact
 from .fingerprint import normalise
 from .formats import result_dict
 from .metrics import Metric
-from .model import Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
+from .model import Counts, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from .packs import PackSet
 from .sources import Source, open_binary
 
@@ -146,6 +146,13 @@ def m007_metrics_line_and_unit(db: Database) -> None:
     db["metrics"].add_column("unit", str)
 
 
+@_migration
+def m008_generic_findings_and_advice(db: Database) -> None:
+    db["findings"].add_column("generic", int, not_null_default=0)
+    db["unexplained"].add_column("advice", str)
+    db["unexplained"].add_column("message_id", str)
+
+
 MIGRATION_NAMES = [name for name, _ in MIGRATIONS]
 
 
@@ -213,7 +220,7 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-SINCE_RE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+SINCE_RE = re.compile(r"^\s*(\d{1,15})\s*([smhdw])\s*$")
 SINCE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
@@ -225,12 +232,14 @@ def parse_since(value: str | datetime | None, now: datetime | None = None) -> st
         return _iso(value)
     m = SINCE_RE.match(value)
     if m:
-        delta = timedelta(**{SINCE_UNITS[m.group(2)]: int(m.group(1))})
-        return _iso((now or _utcnow()) - delta)
+        try:
+            return _iso((now or _utcnow()) - timedelta(**{SINCE_UNITS[m.group(2)]: int(m.group(1))}))
+        except OverflowError:  # `99999999999d`: longer ago than datetime goes; every run is newer
+            return _iso(datetime(1, 1, 1, tzinfo=timezone.utc))
     try:
         return _iso(datetime.fromisoformat(value.strip()))
-    except ValueError:
-        raise TriageError(f"cannot read --since {value!r}",
+    except (ValueError, OverflowError):
+        raise TriageError(f"cannot read --since {value[:40]!r}",
                           hint="use a duration such as 24h, 7d, 2w or a date such as 2024-05-01") from None
 
 
@@ -424,7 +433,7 @@ def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
             workaround=f.get("workaround", ""), references=list(f.get("references") or []),
             count=int(f.get("count") or 0), evidence=[evidence(e) for e in f.get("evidence") or []],
             tool=f.get("tool", ""), versions=f.get("versions"),
-            explained=[finding(x) for x in f.get("explains") or []],
+            explained=[finding(x) for x in f.get("explains") or []], generic=bool(f.get("generic")),
         )
 
     info = RunInfo(
@@ -434,7 +443,8 @@ def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
                 for i in run.get("inputs") or []],
     )
     unexplained = [Unexplained(u.get("path", ""), int(u.get("line") or 0), u.get("text", ""), int(u.get("count") or 1),
-                               u.get("fingerprint", "")) for u in doc.get("unexplained") or []]
+                               u.get("fingerprint", ""), u.get("advice"), u.get("message_id"))
+                   for u in doc.get("unexplained") or []]
     metric_fields = {f.name for f in fields(Metric)}
     metrics = [Metric(**{k: m.get(k) for k in metric_fields}) for m in doc.get("metrics") or []
                if isinstance(m, Mapping) and m.get("resource") is not None]
@@ -469,6 +479,7 @@ def _input_hash(doc: Mapping[str, Any]) -> str:
 class RecordOutcome:
     run_id: int
     duplicate: bool
+    undated: bool = False  # an ingested document without `created`: dated by the ingest
 
 
 @dataclass
@@ -579,7 +590,9 @@ class Store:
         (the existing id comes back with `duplicate=True`) unless `force`."""
         keeper = logs if isinstance(logs, LogKeeper) else LogKeeper.from_bytes(logs or {})
         keeper.complete(result.run.inputs)
-        doc = scan_document(result, dimensions=dimensions, packs=packs, duration_s=duration_s, keeper=keeper)
+        created = created or _utcnow()
+        doc = scan_document(result, dimensions=dimensions, packs=packs, duration_s=duration_s, keeper=keeper,
+                            created=created)
         return self._record(doc, keeper.logs(), force=force, created=created)
 
     def ingest(self, doc: Mapping[str, Any], *, force: bool = False) -> RecordOutcome:
@@ -591,12 +604,17 @@ class Store:
         dims = doc.get("dimensions") if isinstance(doc.get("dimensions"), Mapping) else {}
         doc["dimensions"] = {k: (str(dims[k]) if dims.get(k) is not None else None) for k in DIMENSIONS}
         created = None
-        if doc.get("created"):
+        if doc.get("created") is not None:  # when the scan ran: the run belongs to that day's nightly
             try:
                 created = datetime.fromisoformat(str(doc["created"]))
             except ValueError:
-                created = None
-        return self._record(doc, {}, force=force, created=created)
+                raise InputError(f"created: {str(doc['created'])[:40]!r} is not an ISO 8601 date-time",
+                                 hint="write it as 2024-05-01T10:00:00Z, as `triage scan --format json` does") from None
+            if created.tzinfo is None:
+                created = created.replace(tzinfo=timezone.utc)
+        outcome = self._record(doc, {}, force=force, created=created)
+        outcome.undated = created is None
+        return outcome
 
     def ingest_file(self, path: str | Path, *, force: bool = False) -> RecordOutcome:
         try:
@@ -650,7 +668,7 @@ class Store:
         flat = list(_flatten(doc.get("findings") or []))
         self.db["findings"].insert_all(
             {"run_id": run_id, "cause_id": f["id"], "severity": f.get("severity"), "title": f.get("title"),
-             "count": f.get("count"), "parent_cause_id": parent,
+             "count": f.get("count"), "parent_cause_id": parent, "generic": int(bool(f.get("generic"))),
              "first_path": (f.get("evidence") or [{}])[0].get("path"),
              "first_line": (f.get("evidence") or [{}])[0].get("line")}
             for f, parent in flat)
@@ -662,7 +680,8 @@ class Store:
             for f, _ in flat for e in f.get("evidence") or [])
         self.db["unexplained"].insert_all(
             {"run_id": run_id, "fingerprint": u.get("fingerprint"), "normalised": normalise(u.get("text") or ""),
-             "path": u.get("path"), "line": u.get("line"), "text": u.get("text"), "count": u.get("count")}
+             "path": u.get("path"), "line": u.get("line"), "text": u.get("text"), "count": u.get("count"),
+             "advice": u.get("advice"), "message_id": u.get("message_id")}
             for u in doc.get("unexplained") or [])
         self.db["metrics"].insert_all(
             {"run_id": run_id, **{k: m.get(k) for k in METRIC_COLUMNS}}
@@ -696,12 +715,14 @@ class Store:
                 " and ".join(clauses) or None, args, select=", ".join(f'"{c}"' for c in columns),
                 order_by="created desc, id desc", limit=limit))
             for r in rows:
-                found = list(self.db["findings"].rows_where("run_id = ? and parent_cause_id is null", [r["id"]],
-                                                             select="cause_id, severity", order_by="rowid"))
-                r["errors"] = sum(1 for f in found if f["severity"] == "error")
-                r["warnings"] = sum(1 for f in found if f["severity"] == "warning")
-                r["findings"] = len(found)
-                r["top"] = found[0]["cause_id"] if found else None
+                found = list(self.db["findings"].rows_where("run_id = ?", [r["id"]],
+                                                             select="cause_id, severity, parent_cause_id",
+                                                             order_by="rowid"))
+                counts = Counts.of(((f["severity"], f["parent_cause_id"] is not None) for f in found),
+                                   self.db["unexplained"].count_where("run_id = ?", [r["id"]]))
+                r["counts"] = counts.to_dict()
+                r["errors"], r["warnings"], r["findings"] = counts.error, counts.warning, counts.findings
+                r["top"] = next((f["cause_id"] for f in found if f["parent_cause_id"] is None), None)
             return rows
 
         return self._read(read)
