@@ -43,8 +43,17 @@ def test_no_held_back_dfc_line_is_a_pack_example() -> None:
             for sig in cause.get("signatures", []):
                 for ex in [*sig.get("match", []), *sig.get("no_match", [])]:
                     examples.add((ex if isinstance(ex, str) else ex["text"]).strip())
+    # A generic line (e.g. "Partition failed on: Splitter timeout reached") may also occur in a public
+    # fixture; an example that has such an independent real source was not written from the held-back file.
+    public: set[str] = set()
+    for p in (FIXTURES / "public").rglob("*"):
+        if p.is_file() and not p.name.endswith(".expected.yaml"):
+            public.update(line.strip() for line in p.read_text(encoding="utf-8", errors="replace").splitlines())
+    for p in (FIXTURES / "corpus").rglob("*"):
+        if p.is_file() and not p.name.endswith(".expected.yaml"):
+            public.update(line.strip() for line in p.read_text(encoding="utf-8", errors="replace").splitlines())
     held = FIXTURES / "heldback" / "dfc"
     leaked = [(p.name, line) for p in sorted(held.glob("*")) if p.is_file()
               for line in p.read_text(encoding="utf-8", errors="replace").splitlines()
-              if line.strip() and line.strip() in examples]
+              if line.strip() and line.strip() in examples and line.strip() not in public]
     assert leaked == []

@@ -45,6 +45,14 @@ def message_id(text: str) -> str | None:
     return m.group("id") if m else None
 
 
+def message_count(text: str) -> int:
+    """How many tool messages (`[Id N-M]`) a line holds: more than one when output was pasted together."""
+    try:
+        return len(MESSAGE_ID.findall(text[:LINE_CAP], timeout=TIMEOUT_S))
+    except TimeoutError:
+        return 0
+
+
 def advice_after(line: str) -> str | None:
     """The advice a line below the error carries, if it is such a line."""
     for rule in AFTER_RULES:

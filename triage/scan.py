@@ -495,15 +495,20 @@ def _same_line_roots(packs: PackSet, found: dict[str, Finding], first: dict[str,
     """A broad cause (a family such as "out of memory", a catch-all wrapper) matched on lines that a specific
     cause explains too gives way to it: dropped when the specific finding covers every line it has, otherwise
     listed under it."""
-    specific_lines: dict[tuple[str, int], str] = {}
+    specific_lines: dict[tuple[str, int], list[str]] = {}
     for cid in sorted(found, key=lambda c: first[c]):
         if not packs.causes[cid].broad:
             for ev in found[cid].evidence:
-                specific_lines.setdefault((ev.path, ev.line), cid)
+                specific_lines.setdefault((ev.path, ev.line), []).append(cid)
     for cid, f in list(found.items()):
         if cid in roots or not packs.causes[cid].broad or not f.evidence:
             continue
-        owners = [specific_lines.get((ev.path, ev.line)) for ev in f.evidence]
+        # Whatever its severity, a specific cause that calls the line harmless, or only a warning, knows better -
+        # unless the line carries several tool messages (pasted together) and the specific cause is about another.
+        rank = SEVERITY_RANK[f.severity]
+        owners = [next((o for o in specific_lines.get((ev.path, ev.line), [])
+                        if SEVERITY_RANK[found[o].severity] <= rank or advice.message_count(ev.text) < 2), None)
+                  for ev in f.evidence]
         if all(owners) and f.count == len(f.evidence) and cid not in roots.values():
             del found[cid]
             continue
