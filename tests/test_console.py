@@ -28,7 +28,7 @@ from triage.scan import WarningLog, scan_sources
 from triage.sources import discover
 from triage.store import result_from_doc
 
-from .conftest import CORPUS, ROOT, corpus
+from .conftest import CORPUS, PUBLIC, ROOT, corpus
 
 DATA = Path(__file__).parent / "data" / "console"
 UPDATE = os.environ.get("TRIAGE_UPDATE_GOLDENS") == "1"
@@ -79,8 +79,14 @@ def scan(path: Path) -> ScanResult:
     return scan_sources(load_packs(), discover([str(path)], WarningLog(None)))
 
 
+PUBLIC_SAMPLE = 8  # every 8th public fixture as well (all of them would take minutes)
+
+
 def real_fixtures() -> list[Path]:
-    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and not p.name.endswith(".expected.yaml"))
+    def real(root: Path) -> list[Path]:
+        return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith((".expected.yaml", ".md")))
+
+    return real(CORPUS) + real(PUBLIC)[::PUBLIC_SAMPLE]
 
 
 @pytest.fixture(scope="module")

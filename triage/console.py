@@ -284,15 +284,14 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
     n = len(items)
     out = [Text(f"{n} error line{'s' if n != 1 else ''} no known cause explains:", "bold")]
     for u in items if limit is None else items[:limit]:
-        where = Text("  ") + _where(u.path, u.line)
-        if u.count > 1:
-            where.append(f" ×{u.count}", "dim")
+        loc = _where(u.path, u.line)
+        count = Text(f" ×{u.count}", "dim") if u.count > 1 else Text()
         text = _plain(u.text.strip())
-        room = width - where.cell_len - 2
+        room = width - 2 - loc.cell_len - count.cell_len - 2
         if room >= MIN_LOG_TEXT or room >= text.cell_len:
-            out.append(_cat(where, "  ", cut(text, room)))
-        else:
-            out.append(token_line("", where, width))
+            out.append(_cat("  ", loc, count, "  ", cut(text, room)))
+        else:  # the location leaves too little: the text gets a line of its own below it
+            out.append(token_line("  ", loc, width, count))
             out.append(Text("      ") + cut(text, width - 6))
         if u.advice:  # the tool's own advice printed with the line (Resolution:, the first HailoRT error, ...)
             who = Text.assemble(("      ↳ ", "green"), (f"{u.message_id or 'the tool'} advises: ", "bold green"))

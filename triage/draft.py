@@ -23,7 +23,7 @@ from typing import Any
 import regex
 import yaml
 
-from .errors import InputError
+from .errors import InputError, PackError
 from .fingerprint import MASKS, MESSAGE_ID, fingerprint, normalise
 from .packs import ID_RE, PLACEHOLDER, TOOLS, Cause, PackSet, load_pack_file
 from .sources import ReadStats, read_blocks
@@ -330,7 +330,12 @@ def draft_line(origin: Origin, packs: PackSet, examples: Iterable[str] = (), no_
         no_match=[n for n in _distinct(no_match, NO_MATCH_EXAMPLES * 4) if not compiled.search(n)][:NO_MATCH_EXAMPLES],
         origin=origin, excerpt=excerpt,
     )
-    draft.as_cause()  # raises a PackError (with the loader's own hint) when the line has nothing to key on
+    try:
+        draft.as_cause()  # the packs' own loader: the regex, its literal and every example
+    except PackError as exc:
+        raise InputError(f"cannot draft a signature from {origin.text[:120]!r}: {exc.message.split(': ', 1)[-1]}",
+                         hint="draft from another line of the failure (--line N), or write the signature by hand "
+                              "(docs/packs.md)") from None
     return draft
 
 
