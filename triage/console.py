@@ -252,7 +252,7 @@ def print_result(console: Console, result: ScanResult, *, verbose: bool = False,
     width = console.width
     _out(console, wrap(console, _run_header(result), width, 4))
     major = [f for f in result.findings if verbose or not is_minor(f)]
-    minor = [f for f in result.findings if f not in major]
+    minor = [f for f in result.findings if not verbose and is_minor(f)]
     for f in major:
         console.print()
         _out(console, finding_lines(console, f, verbose=verbose))
