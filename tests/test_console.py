@@ -181,8 +181,8 @@ def test_unexplained_line_text_is_cut_and_the_advice_goes_below() -> None:
     lines = render(result, 80, False).splitlines()
     i = next(n for n, x in enumerate(lines) if x.startswith("  build/vivado.log:1234 ×3  ERROR: [Synth 8-439]"))
     assert len(lines[i]) == 80 and lines[i].endswith("…")
-    assert lines[i + 1] == "      ↳ Synth 8-439 advises: Resolution: check the module is in the sources."
-    assert lines[-1] == "1 unexplained error line · status failed · build/vivado.log (2,000 lines)"
+    assert lines[i + 1] == "      advice: Resolution: check the module is in the sources. [Synth 8-439]"
+    assert " ".join(lines[-2:]).startswith("no known cause, 1 unexplained error line · status failed")
 
 
 def finding(fid: str, severity: str, title: str, path: str, line: int, count: int = 1) -> Finding:
@@ -249,10 +249,10 @@ def test_closing_line() -> None:
     result = ScanResult(run, f, [Unexplained("compile.log", 9, "ERROR: x", 1, "fp")])
     assert summary(result, 0.31).plain == ("2 errors, 1 warning, 1 info, 1 unexplained error line · status failed · "
                                            "compile.log (4,120 lines) · 0.31 s")
-    assert summary(result, 0.31).plain.startswith(result.counts().text())
+    assert summary(result, 0.31).plain.startswith(result.counts().text())  # the words every view uses
     run.inputs.append(InputInfo("b.rpt", "report", 1))
     assert summary(ScanResult(run, [], []), 12.4, "run 3 stored").plain == (
-        "no findings · status failed · 2 inputs (4,121 lines) · 12 s · run 3 stored")
+        "no known cause, no error line · status failed · 2 inputs (4,121 lines) · 12 s · run 3 stored")
 
 
 # ---------------------------------------------------------------------------------------------------------

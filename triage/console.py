@@ -293,9 +293,9 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
         else:  # the location leaves too little: the text gets a line of its own below it
             out.append(token_line("  ", loc, width, count))
             out.append(Text("      ") + cut(text, width - 6))
-        if u.advice:  # the tool's own advice printed with the line (Resolution:, the first HailoRT error, ...)
-            who = Text.assemble(("      ↳ ", "green"), (f"{u.message_id or 'the tool'} advises: ", "bold green"))
-            out.extend(wrap(console, _plain(u.advice), min(width, PROSE_WIDTH), 8, first=who))
+        advice = advice_of(u)
+        if advice:  # the tool's own advice printed with the line (Resolution:, the first HailoRT error, ...)
+            out.extend(wrap(console, _plain(advice), min(width, PROSE_WIDTH), 12, first=Text("      advice: ", "green")))
         if drafts and u.fingerprint:
             out.append(token_line("      draft: ", _plain(f"triage kb draft {u.fingerprint}", "dim"), width))
     if limit is not None and n > limit:
@@ -303,18 +303,31 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
     return out
 
 
+def advice_of(u: Unexplained) -> str | None:
+    """The tool's own advice printed near an unexplained line, with its message id, when the scan found it."""
+    if not u.advice:
+        return None
+    return f"{u.advice} [{u.message_id}]" if u.message_id and u.message_id not in u.advice else u.advice
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 or word == "info" else "s")
+
+
 def summary_parts(result: ScanResult, duration_s: float | None = None,
                   note: str | None = None) -> list[Text | tuple[str, Text]]:
-    """The closing line's parts: the run's counts (`ScanResult.counts`, the same words every view uses),
-    status, inputs, time, and what happened to the run."""
-    c = result.counts()
-    tally = [Text(text, style) for n, text, style in (
-        (c.error, f"{c.error} error{'' if c.error == 1 else 's'}", STYLE["error"]),
-        (c.warning, f"{c.warning} warning{'' if c.warning == 1 else 's'}", STYLE["warning"]),
-        (c.info, f"{c.info} info", STYLE["info"]),
-        (c.explained, f"{c.explained} explained", "dim"),
-        (c.unexplained, f"{c.unexplained} unexplained error line{'' if c.unexplained == 1 else 's'}", "bold"),
-    ) if n] or [Text(c.text())]
+    """The closing line's parts: counts, status, inputs, time, and what happened to the run."""
+    c = result.counts()  # the one definition of the counts, shared with the JSON, `runs list` and the HTML
+    counts = [("error", c.error), ("warning", c.warning), ("info", c.info)]
+    tally = [Text(_plural(n, sev), STYLE[sev]) for sev, n in counts if n]
+    if c.explained:
+        tally.append(Text(f"{c.explained} explained", "dim"))
+    if result.unexplained:
+        tally.append(Text(_plural(len(result.unexplained), "unexplained error line"), "bold"))
+    if not tally:
+        tally.append(Text("no known cause, no error line"))
+    elif not any(n for _, n in counts):
+        tally.insert(0, Text("no known cause", "bold"))
     status = Text("status ") + Text(result.run.status, STATUS_STYLE.get(result.run.status, "dim"))
     inputs = result.run.inputs
     lines = sum(i.lines for i in inputs)
@@ -557,16 +570,16 @@ def print_eval(console: Console, report) -> None:  # type: ignore[no-untyped-def
     """The three held-back figures, then per toolchain family, then every case triage got wrong."""
     for kind, label in EVAL_LABELS.items():
         fig = report.by_kind.get(kind)
-        console.print(Text(f"{label}: {fig.text if fig else 'no cases'}", style="bold"))
-    console.print(Text("By toolchain family", "bold"))
-    rows = []
-    for fam in sorted({fam for fam, _ in report.by_family}):
-        cells = [report.by_family.get((fam, kind)) for kind in EVAL_LABELS]
-        rows.append([_plain(fam), *[c.text if c else "" for c in cells]])
-    print_table(console, [Column("family", whole=True), *(Column(k, whole=True, justify="right") for k in EVAL_LABELS)],
-                rows)
+        console.print(Text(f"{label}: {fig.text if fig else 'no cases'}", "bold"), soft_wrap=True)
+    families = sorted({fam for fam, _ in report.by_family})
+    if families:
+        console.print()
+        rows = [[Text(fam)] + [Text(report.by_family[(fam, k)].text) if (fam, k) in report.by_family else Text("")
+                               for k in EVAL_LABELS] for fam in families]
+        print_table(console, [Column("family", whole=True)] + [Column(k, whole=True, justify="right")
+                                                               for k in EVAL_LABELS], rows)
+    width = console.width
     for o in report.wrong:
-        line = Text(f"wrong [{o.case.kind}] ", style="red")
-        line.append(o.case.id, style="bold")
-        line.append(f": found {', '.join(f'{i} ({s})' for i, s in o.found) or 'nothing'}")
-        console.print(line, soft_wrap=True)
+        found = ", ".join(f"{i} ({s})" for i, s in o.found) or "nothing"
+        _out(console, wrap(console, _plain(found), width, 6,
+                           first=Text(f"wrong [{o.case.kind}] ", "red") + _plain(o.case.id, "bold") + ": found "))

@@ -128,6 +128,8 @@ def _case(raw: Any, root: Path, where: str, seen: set[str]) -> Case:
         if not p.is_file():
             raise InputError(f"file not found: {p}", where=where)
     mention = raw.get("mention") or []
+    if isinstance(mention, list):  # a year or a version written bare reads as an int: it means the same text
+        mention = [[str(w) if type(w) is int else w for w in g] if isinstance(g, list) else g for g in mention]
     if not isinstance(mention, list) or any(
             not isinstance(g, list) or not g or any(not isinstance(w, str) or w != w.lower() for w in g) for g in mention):
         raise InputError("`mention` must be a list of groups of lower-case words", where=where,
