@@ -320,8 +320,6 @@ def summary_parts(result: ScanResult, duration_s: float | None = None,
     c = result.counts()  # the one definition of the counts, shared with the JSON, `runs list` and the HTML
     counts = [("error", c.error), ("warning", c.warning), ("info", c.info)]
     tally = [Text(_plural(n, sev), STYLE[sev]) for sev, n in counts if n]
-    if c.explained:
-        tally.append(Text(f"{c.explained} explained", "dim"))
     if result.unexplained:
         tally.append(Text(_plural(len(result.unexplained), "unexplained error line"), "bold"))
     if not tally:
