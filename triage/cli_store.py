@@ -170,9 +170,11 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
             head.add_row(Text(key), Text(str(run[key])))
     kept = [i for i in run.get("inputs") or [] if i.get("log_kept")]
     head.add_row(Text("logs kept"), Text(f"{len(kept)} of {len(run.get('inputs') or [])} inputs"))
+    result = _store.result_from_doc(run["result"])
+    head.add_row(Text("counts"), Text(result.counts().text()))  # the words of `runs list`, JSON and HTML
     emit(out, head, out.width)
     out.print()
-    print_result(out, _store.result_from_doc(run["result"]), duration_s=run.get("duration_s"), drafts=True)
+    print_result(out, result, duration_s=run.get("duration_s"), drafts=True)
 
 
 def print_retriage(out: Console, changes: list[_store.RetriageChange]) -> None:
