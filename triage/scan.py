@@ -25,16 +25,19 @@ from .fingerprint import fingerprint
 from .gate import Gate, make_gate
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from .packs import Cause, PackSet, Signature
-from .sources import LINE_CAP, Block, ReadStats, Source, discover, open_binary, read_blocks
+from .sources import LINE_CAP, Block, ReadStats, Source, decode, discover, open_binary, read_blocks
 from .split import SPLIT_MIN_BYTES, Range, RangeReader, lines_after, lines_before, plain_file, plan_ranges
 
 CONTEXT = 3
 MAX_EVIDENCE = 5
 MAX_UNEXPLAINED = 500
 TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many lines below it
-WHOLE_TEXT_CAP = 8 << 20
+WHOLE_TEXT_CAP = 8 << 20  # reports and configs are read whole (they are small) up to this size
 MAX_LOG_METRICS = 1000
-MAX_TIMEOUTS = 3  # a signature that times out this often is dropped for the rest of the input  # reports and configs are read whole (they are small) up to this size
+MAX_TIMEOUTS = 3  # a signature that times out this often is dropped for the rest of the input
+EVIDENCE_CHARS = 2000  # what evidence, its context and an unexplained line keep of a line's text
+MEMO_LINES = 8192  # distinct candidate lines remembered per input (the memo is emptied when full) ...
+MEMO_LINE_BYTES = 512  # ... of at most this many bytes: bounded memory, whatever the log
 
 # Lines that look like errors: kept as "unexplained" when no signature explains them.
 ERROR_LITERALS = ("ERROR", "[error]", "Traceback (most recent call last)", "Exception:", "Error:",
@@ -76,6 +79,49 @@ class SourceResult:
     metrics: list[Metric] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     tail: list[str] = field(default_factory=list)  # the input's last lines (the last is line `info.lines`)
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """What one line's literals lead to, before the scan's state (counts, evidence, saturation) applies."""
+
+    text: str
+    matches: list[tuple[Signature, dict[str, str]]] = field(default_factory=list)  # signatures that match
+    rules: list[tuple[CompiledRule, dict[str, str] | None]] = field(default_factory=list)
+    metric: bool = False
+    fingerprint: str | None = None  # set when the line looks like an error (kept if nothing explains it)
+    pure: bool = True  # False when a signature was skipped or timed out: not remembered
+
+
+def _lines_before(data: bytes, pos: int, count: int, chars: int | None = None) -> list[str]:
+    """Up to `count` lines ending right before offset `pos` (a line start) of `data`, decoded (each cut to
+    about `chars` characters when given: a long line is not decoded whole for its first 2,000)."""
+    out: list[str] = []
+    end = pos - 1
+    while len(out) < count and end >= 0:
+        begin = data.rfind(b"\n", 0, end) + 1
+        out.append(_decode_head(data, begin, end, chars))
+        end = begin - 1
+    out.reverse()
+    return out
+
+
+def _lines_from(data: bytes, pos: int, count: int, chars: int | None = None) -> list[str]:
+    """Up to `count` lines of `data` starting at offset `pos`, decoded."""
+    out: list[str] = []
+    while len(out) < count and pos < len(data):
+        end = data.find(b"\n", pos)
+        if end < 0:
+            end = len(data)
+        out.append(_decode_head(data, pos, end, chars))
+        pos = end + 1
+    return out
+
+
+def _decode_head(data: bytes, begin: int, end: int, chars: int | None) -> str:
+    if chars is not None:
+        end = min(end, begin + 4 * chars + 4)  # UTF-8 is at most 4 bytes a character
+    return decode(data[begin:end])
 
 
 class Matcher:
@@ -142,6 +188,8 @@ class _SourceScan:
         self.metric_stream = MetricStream(self.path)
         self.whole: list[str] | None = [] if source.kind in ("report", "config") else None
         self.whole_size = 0
+        self.block = b""  # the cleaned bytes of the block being scanned
+        self.memo: dict[bytes, _Outcome] = {}  # what an identical earlier line led to (logs repeat lines)
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -164,7 +212,7 @@ class _SourceScan:
             if self.source.path != "-":
                 stream.close()
         if part is not None and self.awaiting:
-            self._fill_after(lines_after(self.source.path, part.end, CONTEXT) + [""], 0)
+            self._fill_after(lines_after(self.source.path, part.end, CONTEXT))
         return self.result(stats)
 
     def result(self, stats: ReadStats) -> SourceResult:
@@ -180,79 +228,105 @@ class _SourceScan:
         return result
 
     def _scan_block(self, block: Block) -> None:
+        data = block.data
         if self.whole is not None and self.whole_size < WHOLE_TEXT_CAP:
-            self.whole.append(block.text)
-            self.whole_size += len(block.text)
-        candidates = self.m.gate.candidates(block.text)
-        lines: list[str] | None = None
+            text = block.text
+            self.whole.append(text)
+            self.whole_size += len(text)
+        candidates, block.n_lines = self.m.gate.lines(data)
+        self.block = data
         if self.awaiting:
-            lines = block.text.split("\n")
-            self._fill_after(lines, 0)
+            self._fill_after(_lines_from(data, 0, CONTEXT))
         spent = self.spent
-        for idx in sorted(candidates):
-            literal_ids = candidates[idx]
+        for idx, start, end, literal_ids in candidates:
             if literal_ids <= spent:
                 continue
-            if lines is None:
-                lines = block.text.split("\n")
-            self._scan_line(lines, idx, block.first_line + idx, literal_ids)
+            self._scan_line(start, end, block.first_line + idx, literal_ids)
             spent = self.spent
-        if lines is None and block.n_lines:
-            # only the tail is needed for the next block's before-context
-            start = max(0, len(block.text) - 1)
-            for _ in range(CONTEXT):
-                start = block.text.rfind("\n", 0, start)
-                if start < 0:
-                    break
-            lines = block.text[start + 1:].split("\n")
-        if lines is not None:
-            self.tail = (self.tail + lines[:-1])[-CONTEXT:]
+        if block.n_lines:
+            self.tail = (self.tail + _lines_before(data, len(data), CONTEXT))[-CONTEXT:]
 
-    def _scan_line(self, lines: list[str], idx: int, line_no: int, literal_ids: set[int]) -> None:
-        text = lines[idx]
-        if len(text) > LINE_CAP:
-            text = text[:LINE_CAP]
+    def _scan_line(self, start: int, end: int, line_no: int, literal_ids: set[int]) -> None:
+        raw = self.block[start:end]  # at most LINE_CAP bytes: the reader cuts longer lines
+        short = len(raw) <= MEMO_LINE_BYTES
+        outcome = self.memo.get(raw) if short else None
+        if outcome is None:
+            outcome = self._evaluate(raw, literal_ids, line_no)
+            if outcome.pure and short:
+                if len(self.memo) >= MEMO_LINES:
+                    self.memo.clear()
+                self.memo[raw] = outcome
+        text = outcome.text
         matched = False
+        if outcome.matches:
+            seen_causes: set[str] = set()
+            for sig, caps in outcome.matches:
+                if sig.cause_id in seen_causes or id(sig) in self.disabled:
+                    continue
+                seen_causes.add(sig.cause_id)
+                self._record(sig, start, end, line_no, text, caps)
+            matched = bool(seen_causes)
+        for rule, groups in outcome.rules:
+            if rule.passive and self.detection.saturated(rule):
+                ids = self.m.ids_of[id(rule)]
+                if not ids <= self.spent:  # later lines with only its literals are skipped
+                    self.spent |= ids
+            elif groups is not None:
+                self.detection.feed(rule.rule, groups)
+        if outcome.metric and self.whole is None:
+            for metric in self.metric_stream.feed(text, line_no):
+                self._metric(metric)
+        if matched:
+            self.open_tracebacks = []  # those in reach were counted as explained by _record; the rest are stale
+        elif outcome.fingerprint is not None and self.source.kind != "config":
+            self._unexplained(line_no, text, outcome.fingerprint)
+
+    def _evaluate(self, raw: bytes, literal_ids: set[int], line_no: int) -> _Outcome:
+        """What the line's literals lead to, independent of the scan's state (so it can be reused for an
+        identical line): each signature's captures, each detection rule's groups, error-likeness."""
+        text = decode(raw)
+        outcome = _Outcome(text)
         error_like = False
-        metric_done = False
-        seen_causes: set[str] = set()
+        seen: set[int] = set()
         for lit_id in sorted(literal_ids):
             target = self.m.targets[lit_id]
             if target.signature is not None:
                 sig = target.signature
-                if sig.cause_id in seen_causes or id(sig) in self.disabled:
+                if id(sig) in seen:
+                    continue
+                seen.add(id(sig))
+                if id(sig) in self.disabled:
+                    outcome.pure = False
                     continue
                 try:
                     caps = sig.match(text)
                 except TimeoutError:
                     self._timed_out(sig, line_no)
+                    outcome.pure = False
                     continue
                 if caps is not None:
-                    seen_causes.add(sig.cause_id)
-                    matched = True
-                    self._record(sig, lines, idx, line_no, text, caps)
-            elif target.metric:
-                if self.whole is None and not metric_done:
-                    for metric in self.metric_stream.feed(text, line_no):
-                        self._metric(metric)
-                metric_done = True
+                    outcome.matches.append((sig, caps))
             elif target.rule is not None:
-                if target.rule.passive and self.detection.saturated(target.rule):
-                    if lit_id not in self.spent:  # later lines with only its literals are skipped
-                        self.spent |= self.m.ids_of[id(target.rule)]
+                rule = target.rule
+                if id(rule) in seen:
+                    continue
+                seen.add(id(rule))
+                if rule.passive and self.detection.saturated(rule):
+                    outcome.rules.append((rule, None))  # saturation only grows: skipped on any replay too
                     continue
                 try:
-                    m = target.rule.compiled.search(text, timeout=0.25)
+                    m = rule.compiled.search(text, timeout=0.25)
                 except TimeoutError:
+                    outcome.pure = False
                     continue
-                if m:
-                    self.detection.feed(target.rule.rule, {k: v for k, v in m.groupdict().items() if v})
+                outcome.rules.append((rule, {k: v for k, v in m.groupdict().items() if v} if m else None))
+            elif target.metric:
+                outcome.metric = True
             else:
                 error_like = True
-        if matched:
-            self.open_tracebacks = []  # those in reach were counted as explained by _record; the rest are stale
-        elif error_like and self.source.kind != "config" and ERROR_LINE.search(text):
-            self._unexplained(line_no, text)
+        if error_like and ERROR_LINE.search(text):
+            outcome.fingerprint = fingerprint(text)
+        return outcome
 
     def _timed_out(self, sig: Signature, line_no: int) -> None:
         """Say so once; after MAX_TIMEOUTS the signature is dropped for the rest of this input, so a
@@ -279,7 +353,7 @@ class _SourceScan:
             self.metric_index[key] = len(self.metrics)
             self.metrics.append(metric)
 
-    def _record(self, sig: Signature, lines: list[str], idx: int, line_no: int, text: str, caps: dict[str, str]) -> None:
+    def _record(self, sig: Signature, start: int, end: int, line_no: int, text: str, caps: dict[str, str]) -> None:
         hits = self.hits.get(sig.cause_id)
         if hits is None:
             hits = self.hits[sig.cause_id] = CauseHits(first=(self.index, line_no))
@@ -293,11 +367,15 @@ class _SourceScan:
                     del self.unexplained[fp]
         if len(hits.evidence) >= MAX_EVIDENCE:
             return
-        before = (self.tail + lines[:idx])[-CONTEXT:] if idx < CONTEXT else lines[idx - CONTEXT:idx]
-        ev = Evidence(self.path, line_no, text[:2000], before=[b[:2000] for b in before], captures=caps)
+        before = _lines_before(self.block, start, CONTEXT, EVIDENCE_CHARS)
+        if len(before) < CONTEXT:  # the block starts within the context: the rest is the previous block's
+            before = (self.tail + before)[-CONTEXT:]
+        ev = Evidence(self.path, line_no, text[:EVIDENCE_CHARS], before=[b[:EVIDENCE_CHARS] for b in before],
+                      captures=caps)
         hits.evidence.append(ev)
-        self.awaiting.append(ev)
-        self._fill_after(lines, idx + 1, only=ev)
+        ev.after.extend(_lines_from(self.block, end + 1, CONTEXT, EVIDENCE_CHARS))
+        if len(ev.after) < CONTEXT:
+            self.awaiting.append(ev)
         if self.on_finding is not None and hits.count == 1:
             cause = self.m.packs.causes[sig.cause_id]
             # a version read earlier in this log already rules the cause out: do not stream it (when the
@@ -305,21 +383,18 @@ class _SourceScan:
             if cause.applies_to(self.detection.versions.get(cause.tool)):
                 self.on_finding(cause, ev)
 
-    def _fill_after(self, lines: list[str], start: int, only: Evidence | None = None) -> None:
-        """Give waiting evidence its after-context from `lines[start:]` (a block's split ends with '')."""
-        available = lines[start:-1] if lines and lines[-1] == "" else lines[start:]
-        waiting = [only] if only is not None else self.awaiting
-        for ev in waiting:
-            ev.after.extend(a[:2000] for a in available[: CONTEXT - len(ev.after)])
+    def _fill_after(self, lines: list[str]) -> None:
+        """Give waiting evidence its after-context from the lines that follow (a new block's first lines)."""
+        for ev in self.awaiting:
+            ev.after.extend(a[:EVIDENCE_CHARS] for a in lines[: CONTEXT - len(ev.after)])
         self.awaiting = [ev for ev in self.awaiting if len(ev.after) < CONTEXT]
 
-    def _unexplained(self, line_no: int, text: str) -> None:
-        fp = fingerprint(text)
+    def _unexplained(self, line_no: int, text: str, fp: str) -> None:
         entry = self.unexplained.get(fp)
         if entry is not None:
             entry.count += 1
         elif len(self.unexplained) < MAX_UNEXPLAINED:
-            self.unexplained[fp] = Unexplained(self.path, line_no, text[:2000], 1, fp)
+            self.unexplained[fp] = Unexplained(self.path, line_no, text[:EVIDENCE_CHARS], 1, fp)
         if "Traceback (most recent call last)" in text:
             # only headers still within reach of a later finding are kept: bounded, whatever the log
             self.open_tracebacks = [(ln, f) for ln, f in self.open_tracebacks if line_no - ln <= TRACEBACK_REACH]
