@@ -6,22 +6,49 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 
 from . import __version__
-from .console import print_result
 from .errors import TriageError
-from .model import SEVERITY_RANK
-from .packs import load_packs
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# Help is plain text: Rich's help formatter costs more to import than the rest of `--help` together.
 app = typer.Typer(
     help="Recognise known failures in Hailo DFC, Vivado/Vitis HLS, Vivado and hls4ml compile logs.",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
 )
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class _Stderr:
+    """The stderr console, created on first use (Rich is imported only by commands that print)."""
+
+    _console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console  # noqa: PLC0415
+
+            type(self)._console = Console(stderr=True, highlight=False, soft_wrap=True)
+        return getattr(self._console, name)
+
+
+err: Any = _Stderr()
+
+
+def load_packs(*args: Any, **kwargs: Any) -> Any:
+    from .packs import load_packs as load  # noqa: PLC0415 - the loader imports the pack machinery
+
+    return load(*args, **kwargs)
+
+
+def Console(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - stands in for rich.console.Console
+    from rich.console import Console as RichConsole  # noqa: PLC0415
+
+    return RichConsole(*args, **kwargs)
 
 
 class Format(str, Enum):
@@ -51,6 +78,8 @@ def exit_code(result, fail_on: FailOn) -> int:  # type: ignore[no-untyped-def]
     """1 when a top-level finding is at or above `fail_on` (or the run failed with no explanation)."""
     if fail_on is FailOn.never:
         return 0
+    from .model import SEVERITY_RANK
+
     threshold = SEVERITY_RANK[fail_on.value]
     if any(SEVERITY_RANK[f.severity] <= threshold for f in result.findings):
         return 1
@@ -156,6 +185,8 @@ class _Streams:
                 self.handle.close()
             return
         if self.fmt is Format.text:
+            from .console import print_result
+
             console = Console(stderr=self.tee, highlight=False, soft_wrap=False,
                               file=open(self.output, "w", encoding="utf-8") if self.output else None)  # noqa: SIM115
             print_result(console, result)
@@ -194,7 +225,7 @@ app.add_typer(runs_app, name="runs")
 app.command("ingest")(ingest_command)
 app.command("retriage")(retriage_command)
 
-packs_app = typer.Typer(help="Check and list pattern packs.", no_args_is_help=True)
+packs_app = typer.Typer(help="Check and list pattern packs.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(packs_app, name="packs")
 
 
@@ -240,7 +271,7 @@ def packs_list(
     print_cause_table(Console(highlight=False), causes)
 
 
-kb_app = typer.Typer(help="Look up the knowledge base without a log.", no_args_is_help=True)
+kb_app = typer.Typer(help="Look up the knowledge base without a log.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(kb_app, name="kb")
 
 

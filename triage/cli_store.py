@@ -6,18 +6,30 @@ reaches the terminal only as Rich `Text`, never as markup.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
-from .packs import load_packs
-from . import store as _store
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from . import store as _store
+else:  # imported on first use: `triage --help` registers these commands without loading the store
+    class _Store:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(importlib.import_module("triage.store"), name)
+
+    _store = _Store()
+
+
+def load_packs(*args: Any, **kwargs: Any) -> Any:
+    from .packs import load_packs as load  # noqa: PLC0415
+
+    return load(*args, **kwargs)
 
 DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Run database (default: TRIAGE_DB, else the user data folder).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -25,10 +37,12 @@ PacksOpt = Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra p
 
 STATUS_STYLE = {"failed": "bold red", "passed": "green"}
 
-runs_app = typer.Typer(help="List and show stored runs.", no_args_is_help=True)
+runs_app = typer.Typer(help="List and show stored runs.", no_args_is_help=True, rich_markup_mode=None)
 
 
 def _out() -> Console:
+    from rich.console import Console  # noqa: PLC0415
+
     return Console(highlight=False, soft_wrap=False)
 
 
@@ -80,7 +94,9 @@ def ingest(
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
-    """Store scan results made elsewhere (e.g. by CI jobs) in the run database."""
+    """Store scan results made elsewhere (by CI jobs, for instance) in the run database."""
+    from rich.text import Text  # noqa: PLC0415
+
     outcomes: list[tuple[Path, _store.RecordOutcome]] = []
     with _store.open_store(_db(db)) as store:
         for path in files:
@@ -119,6 +135,9 @@ def retriage(
 
 
 def print_runs(out: Console, rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
+
     if not rows:
         out.print("no runs stored yet", style="dim")
         return
@@ -135,6 +154,9 @@ def print_runs(out: Console, rows: list[dict[str, Any]]) -> None:
 
 
 def print_run(out: Console, run: dict[str, Any]) -> None:
+    from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
+
     from .console import print_result
 
     head = Table.grid(padding=(0, 2))
@@ -151,6 +173,8 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
 
 
 def print_retriage(out: Console, changes: list[_store.RetriageChange]) -> None:
+    from rich.text import Text  # noqa: PLC0415
+
     changed = [c for c in changes if c.changed and not c.skipped]
     skipped = [c for c in changes if c.skipped]
     for c in changed:
