@@ -8,8 +8,10 @@ lines, so findings are identical. Case-insensitive literals fold ASCII letters (
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -49,11 +51,14 @@ def group_lines(data: bytes, hits: Iterable[tuple[int, Iterable[int]]]) -> tuple
     return out, index + data.count(b"\n", counted)
 
 
+_ESCAPED = [re.escape(bytes([b])) for b in range(256)]
+
+
 def _trie_pattern(words: Sequence[bytes]) -> bytes:
     """A regex matching the longest of `words` that starts here, shaped as a trie (shared prefixes
     factored, so each byte is tested once whatever the number of words)."""
-    trie: dict[int, dict] = {}
     end = -1
+    trie: dict[int, dict] = {}
     for word in words:
         node = trie
         for byte in word:
@@ -61,14 +66,21 @@ def _trie_pattern(words: Sequence[bytes]) -> bytes:
         node[end] = {}
 
     def build(node: dict[int, dict]) -> bytes:
-        children = sorted((b, child) for b, child in node.items() if b != end)
+        out = bytearray()
+        while True:  # a chain of single children is written as one run of bytes
+            children = [b for b in node if b != end]
+            if end in node or len(children) != 1:
+                break
+            out += _ESCAPED[children[0]]
+            node = node[children[0]]
+        children.sort()
         if not children:
-            return b""
-        branches = [re.escape(bytes([b])) + build(child) for b, child in children]
+            return bytes(out)
+        branches = [_ESCAPED[b] + build(node[b]) for b in children]
         body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
         if end in node:  # a word ends here: go on to a longer one if the text has it (greedy), else stop
-            return (b"(?:" + body + b")?") if len(branches) == 1 else body + b"?"
-        return body
+            body = (b"(?:" + body + b")?") if len(branches) == 1 else body + b"?"
+        return bytes(out) + body
 
     return build(trie)
 
@@ -140,6 +152,40 @@ def choose_pass_bytes(words: Sequence[bytes], share: Any = _share) -> set[int]:
 Entry = tuple[bytes, int, tuple[int, ...]]  # a literal, the offset of its anchor byte, its ids
 
 
+def _compile(source: bytes) -> tuple[re.Pattern[bytes], tuple[Any, ...] | bytes]:
+    """The compiled pattern and a frozen form of it that a cached gate thaws without parsing again.
+
+    A pass's trie is tens of KB of pattern for a large knowledge base; parsing it is most of the time a
+    cached gate would still take at start-up. The frozen form is what the engine itself is built from
+    (the standard library's internal compile step, split in two); when that step is not available, it
+    is the source, compiled as usual on load."""
+    try:
+        from re import _compiler, _parser  # noqa: PLC0415
+
+        parsed = _parser.parse(source, 0)
+        code = _compiler._code(parsed, 0)
+        index = [None] * parsed.state.groups
+        for name, i in parsed.state.groupdict.items():
+            index[i] = name
+        frozen = (source, parsed.state.flags, array("I", code), parsed.state.groups - 1,
+                  dict(parsed.state.groupdict), tuple(index))
+        return _thaw(frozen), frozen
+    except Exception:  # noqa: BLE001 - an interpreter without those internals compiles as usual
+        return re.compile(source), source
+
+
+def _thaw(frozen: tuple[Any, ...] | bytes) -> re.Pattern[bytes]:
+    if isinstance(frozen, bytes):
+        return re.compile(frozen)
+    try:
+        import _sre  # noqa: PLC0415
+
+        source, flags, code, groups, groupindex, indexgroup = frozen
+        return _sre.compile(source, flags, code.tolist(), groups, groupindex, indexgroup)  # type: ignore[no-any-return]
+    except Exception:  # noqa: BLE001 - an entry from another interpreter build: compile from the source
+        return re.compile(frozen[0])
+
+
 class _Pass:
     """One regex pass for one anchor byte `c`: `c(?=trie of what follows it in each literal anchored on
     it)`. The engine scans for `c` in a tight loop; a hit names the few literals it may begin (those whose
@@ -154,7 +200,14 @@ class _Pass:
         self.table: dict[bytes, list[Entry]] = {
             suffix: [e for k in range(len(suffix) + 1) for e in follow.get(suffix[:k], ())] for suffix in follow
         }
-        self.pattern = re.compile(re.escape(bytes([anchor])) + b"(?=(" + _trie_pattern(sorted(follow)) + b"))")
+        self.pattern, self._frozen = _compile(re.escape(bytes([anchor])) + b"(?=(" + _trie_pattern(sorted(follow)) + b"))")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"table": self.table, "frozen": self._frozen}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.table, self._frozen = state["table"], state["frozen"]
+        self.pattern = _thaw(self._frozen)
 
     def hits(self, data: bytes, out: list[tuple[int, tuple[int, ...]]]) -> None:
         table = self.table
@@ -246,13 +299,35 @@ class HyperscanGate:
         self.__init__([], serialized=state["serialized"])  # type: ignore[misc]
 
 
-def make_gate(literals: Sequence[tuple[str, bool]], prefer: str | None = None) -> Gate:
-    """The fastest gate available: hyperscan when installed, unless TRIAGE_MATCHER=python says otherwise."""
+def make_gate(literals: Sequence[tuple[str, bool]], prefer: str | None = None, cache: bool = True) -> Gate:
+    """The fastest gate available: hyperscan when installed, unless TRIAGE_MATCHER=python says otherwise.
+
+    A gate built for the same literals before is loaded from the cache (a compiled hyperscan database
+    loads in milliseconds; the Python gate's passes thaw without parsing)."""
     choice = prefer or os.environ.get("TRIAGE_MATCHER", "auto")
     if choice in ("auto", "hyperscan"):
         try:
-            return HyperscanGate(literals)
+            import hyperscan  # noqa: PLC0415, F401 - optional dependency
         except ImportError:
             if choice == "hyperscan":
                 raise
-    return PythonGate(literals)
+        else:
+            return _cached(HyperscanGate, literals, f"hyperscan={hyperscan.__version__}", cache)
+    return _cached(PythonGate, literals, "", cache)
+
+
+def _cached(kind: Any, literals: Sequence[tuple[str, bool]], versions: str, cache: bool) -> Gate:
+    if not cache:
+        return kind(literals)  # type: ignore[no-any-return]
+    from . import cache as disk  # noqa: PLC0415
+
+    digest = hashlib.sha256()
+    for lit, fold in literals:
+        digest.update(lit.encode("utf-8", "surrogatepass") + (b"\1" if fold else b"\0"))
+    key, code = digest.hexdigest()[:16], disk.code_hash(["gate.py"], versions)
+    name = f"gate_{kind.name}"
+    gate = disk.load(name, key, code)
+    if not isinstance(gate, kind):
+        gate = kind(literals)
+        disk.store(name, key, code, gate)
+    return gate  # type: ignore[no-any-return]

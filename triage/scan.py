@@ -6,13 +6,11 @@ then the results are merged in input order into one `ScanResult` — identical w
 
 from __future__ import annotations
 
-import ctypes
 import io
 import os
 import signal
 import sys
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +79,25 @@ class SourceResult:
     tail: list[str] = field(default_factory=list)  # the input's last lines (the last is line `info.lines`)
 
 
+_RULES: list[CompiledRule] | None = None
+
+
+def detection_rules() -> list[CompiledRule]:
+    """The compiled detection rules: once per process, and from the cache when their code has not changed
+    (compiling ~60 regexes and deriving their literals is a large part of a short scan's start-up)."""
+    global _RULES  # noqa: PLW0603 - constant data, built once per process
+    if _RULES is None:
+        from . import cache as disk  # noqa: PLC0415
+
+        code = disk.code_hash(["detect.py", "literals.py"], f"regex={regex.__version__}")
+        rules = disk.load("rules", "detect", code)
+        if not (isinstance(rules, list) and all(isinstance(r, CompiledRule) for r in rules)):
+            rules = compile_rules()
+            disk.store("rules", "detect", code, rules)
+        _RULES = rules
+    return _RULES
+
+
 @dataclass(slots=True)
 class _Outcome:
     """What one line's literals lead to, before the scan's state (counts, evidence, saturation) applies."""
@@ -135,7 +152,7 @@ class Matcher:
             for lit in sig.literals:
                 literals.append((lit, sig.ignore_case))
                 self.targets.append(_Target(signature=sig))
-        for rule in compile_rules():
+        for rule in detection_rules():
             for lit in rule.literals:
                 literals.append((lit, bool(rule.compiled.flags & regex.IGNORECASE)))
                 self.targets.append(_Target(rule=rule))
@@ -146,12 +163,19 @@ class Matcher:
             literals.append((lit, False))
             self.targets.append(_Target(metric=True))
         self.gate: Gate = make_gate(literals, gate)
-        # literal ids by what they feed, so a scan can stop looking at lines only a spent target wants
-        self.ids_of: dict[int, frozenset[int]] = {}
+        self.ids_of = self._ids_of()
+
+    def _ids_of(self) -> dict[int, frozenset[int]]:
+        """Literal ids by what they feed, so a scan can stop looking at lines only a spent target wants."""
+        ids_of: dict[int, set[int]] = {}
         for i, t in enumerate(self.targets):
-            key = id(t.signature if t.signature is not None else t.rule)
             if t.signature is not None or t.rule is not None:
-                self.ids_of[key] = self.ids_of.get(key, frozenset()) | {i}
+                ids_of.setdefault(id(t.signature if t.signature is not None else t.rule), set()).add(i)
+        return {k: frozenset(v) for k, v in ids_of.items()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.ids_of = self._ids_of()  # keyed by object identity: new objects in a new process
 
     def scan_source(self, source: Source, index: int, *, warn: Warn | None = None,
                     on_finding: OnFinding | None = None, raw_sink: RawSink | None = None,
@@ -604,13 +628,15 @@ def _status(findings: list[Finding], unexplained: list[Unexplained], detection: 
 # ---------------------------------------------------------------------------------------------------------
 
 
-_worker_matcher: Matcher | None = None  # one per pool process, built once by `_start_worker`
+_worker_matcher: Matcher | None = None  # one per pool process, handed over by `_start_worker`
 
 
-def _start_worker(packs: PackSet, gate: str | None, parent: int) -> None:
+def _start_worker(matcher: Matcher, parent: int) -> None:
+    """The parent's matcher, compiled gate included: inherited as it is where processes fork, else
+    unpickled from its compact form (a serialized hyperscan database, frozen regex passes)."""
     global _worker_matcher  # noqa: PLW0603 - per-process state of a pool worker
     _die_with_parent(parent)
-    _worker_matcher = Matcher(packs, gate)
+    _worker_matcher = matcher
 
 
 def _die_with_parent(parent: int) -> None:
@@ -618,6 +644,8 @@ def _die_with_parent(parent: int) -> None:
     kernel to send them SIGTERM when the parent dies. Elsewhere they end when their task does."""
     if sys.platform != "linux":
         return
+    import ctypes  # noqa: PLC0415
+
     try:
         ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -645,9 +673,12 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
                 parts = [None]  # read whole, exactly as the serial scan does
             tasks.extend((s, i, part) for part in parts)
         if len(tasks) > 1:
-            # the packs travel once per process, not once per task, and each process compiles its gate once
+            from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only a parallel scan needs it
+
+            # the matcher travels once per process, not once per task, and no process compiles a gate
+            matcher = matcher or Matcher(packs, gate)
             with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker,
-                                     initargs=(packs, gate, os.getpid())) as pool:
+                                     initargs=(matcher, os.getpid())) as pool:
                 pieces = list(pool.map(_scan_in_worker, tasks))
             results = _join_ranges(pieces)
             for r in results:
