@@ -10,6 +10,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
@@ -50,6 +51,18 @@ def _dump(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+def _dump_stream(rows: Iterable[Any]) -> None:
+    """The JSON array `_dump` would write for these rows, written row by row: a history of any length
+    lists in constant memory."""
+    sys.stdout.write("[")
+    n = 0
+    for row in rows:
+        item = json.dumps(row, indent=2, ensure_ascii=False, default=str).replace("\n", "\n  ")
+        sys.stdout.write(("," if n else "") + "\n  " + item)
+        n += 1
+    sys.stdout.write("\n]\n" if n else "]\n")
+
+
 def _db(db: Path | None) -> Path:
     return db if db is not None else _store.default_db_path()
 
@@ -66,11 +79,11 @@ def runs_list(
 ) -> None:
     """List stored runs, newest first."""
     with _store.open_store(_db(db), create=False) as store:
-        rows = store.runs(since=since, tool=tool, status=status, label=label, limit=limit or None)
-    if as_json:
-        _dump(rows)
-        return
-    print_runs(_out(), rows)
+        rows = store.iter_runs(since=since, tool=tool, status=status, label=label, limit=limit or None)
+        if as_json:
+            _dump_stream(rows)
+        else:
+            print_runs(_out(), rows)
 
 
 @runs_app.command("show")
@@ -134,23 +147,61 @@ def retriage(
 # Rendering (plain functions so tests can render to a fixed-width console)
 
 
-def print_runs(out: Console, rows: list[dict[str, Any]]) -> None:
-    from rich.table import Table  # noqa: PLC0415
+RUNS_PER_TABLE = 500  # rows printed at a time: a long history streams instead of being laid out whole
+RUN_COLUMNS = ("id", "created", "label", "tool", "status", "findings", "top finding")
+
+
+def print_runs(out: Console, rows: Iterable[dict[str, Any]]) -> None:
+    """The runs as aligned columns, printed RUNS_PER_TABLE rows at a time with the first slice's column
+    widths (a longer cell pushes its line, never clipped): a Rich table lays out every cell of every row,
+    about a millisecond a row, and holds them all; this streams a history of any length."""
     from rich.text import Text  # noqa: PLC0415
 
-    if not rows:
+    widths: list[int] | None = None
+    printed = 0
+    for chunk in _chunks(rows, RUNS_PER_TABLE):
+        cells = [_run_cells(r) for r in chunk]
+        if widths is None:
+            widths = [max([len(name)] + [len(c[0]) for c in col]) for name, col in zip(RUN_COLUMNS, zip(*cells))]
+            out.print(_run_line([(name, "bold") for name in RUN_COLUMNS], widths), soft_wrap=True)
+        block = Text("\n").join(_run_line(row, widths) for row in cells)
+        out.print(block, soft_wrap=True)
+        printed += len(cells)
+    if not printed:
         out.print("no runs stored yet", style="dim")
-        return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for name in ("id", "created", "label", "tool", "status", "findings", "top finding"):
-        table.add_column(name, justify="right" if name in ("id", "findings") else "left", overflow="fold")
-    for r in rows:
-        tool = (r["tool"] or "") + (f" {r['tool_version']}" if r.get("tool_version") else "")
-        counts = f"{r['errors']}E {r['warnings']}W" if r["findings"] else "0"
-        table.add_row(Text(str(r["id"])), Text(r["created"] or ""), Text(r.get("label") or ""), Text(tool),
-                      Text(r["status"] or "", style=STATUS_STYLE.get(r["status"] or "", "dim")), Text(counts),
-                      Text(r.get("top") or ""))
-    out.print(table)
+
+
+def _run_cells(r: dict[str, Any]) -> list[tuple[str, str]]:
+    """(text, style) of each column of one run."""
+    tool = (r["tool"] or "") + (f" {r['tool_version']}" if r.get("tool_version") else "")
+    counts = f"{r['errors']}E {r['warnings']}W" if r["findings"] else "0"
+    status = r["status"] or ""
+    return [(str(r["id"]), ""), (r["created"] or "", ""), (r.get("label") or "", ""), (tool, ""),
+            (status, STATUS_STYLE.get(status, "dim")), (counts, ""), (r.get("top") or "", "")]
+
+
+def _run_line(cells: list[tuple[str, str]], widths: list[int]) -> Any:
+    from rich.text import Text  # noqa: PLC0415
+
+    line = Text()
+    for i, ((text, style), width, name) in enumerate(zip(cells, widths, RUN_COLUMNS)):
+        padded = text.rjust(width) if name in ("id", "findings") else text.ljust(width)
+        line.append(padded, style=style or None)
+        if i < len(cells) - 1:
+            line.append("  ")
+    line.rstrip()
+    return line
+
+
+def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def print_run(out: Console, run: dict[str, Any]) -> None:

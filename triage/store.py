@@ -681,6 +681,12 @@ class Store:
     def runs(self, since: str | datetime | None = None, tool: str | None = None, status: str | None = None,
              label: str | None = None, limit: int | None = 50) -> list[dict[str, Any]]:
         """Runs, newest first, with their finding counts and top finding (no result document)."""
+        return self._read(lambda: list(self.iter_runs(since, tool, status, label, limit)))
+
+    def iter_runs(self, since: str | datetime | None = None, tool: str | None = None, status: str | None = None,
+                  label: str | None = None, limit: int | None = 50) -> Iterator[dict[str, Any]]:
+        """`runs()` as a stream: one query (the counts and the top finding are subqueries on the findings'
+        run index), rows handed out as SQLite produces them, so memory does not grow with the history."""
         clauses: list[str] = []
         args: list[Any] = []
         cutoff = parse_since(since)
@@ -690,21 +696,17 @@ class Store:
                 args.append(value)
         columns = ["id", "created", "label", "tool", "tool_version", "phase", "part", "status", "model", "branch",
                    "commit", "host", "device", "packs_digest", "duration_s", "input_hash"]
-
-        def read() -> list[dict[str, Any]]:
-            rows = list(self.db["runs"].rows_where(
-                " and ".join(clauses) or None, args, select=", ".join(f'"{c}"' for c in columns),
-                order_by="created desc, id desc", limit=limit))
-            for r in rows:
-                found = list(self.db["findings"].rows_where("run_id = ? and parent_cause_id is null", [r["id"]],
-                                                             select="cause_id, severity", order_by="rowid"))
-                r["errors"] = sum(1 for f in found if f["severity"] == "error")
-                r["warnings"] = sum(1 for f in found if f["severity"] == "warning")
-                r["findings"] = len(found)
-                r["top"] = found[0]["cause_id"] if found else None
-            return rows
-
-        return self._read(read)
+        top = "from findings as f where f.run_id = runs.id and f.parent_cause_id is null"
+        sql = (f"select {', '.join(f'runs.[{c}]' for c in columns)},"
+               f" (select count(*) {top} and f.severity = 'error') as errors,"
+               f" (select count(*) {top} and f.severity = 'warning') as warnings,"
+               f" (select count(*) {top}) as findings,"
+               f" (select f.cause_id {top} order by f.rowid limit 1) as top"
+               f" from runs{' where ' + ' and '.join(clauses) if clauses else ''}"
+               " order by runs.created desc, runs.id desc" + (" limit ?" if limit is not None else ""))
+        if limit is not None:
+            args.append(limit)
+        yield from self.db.query(sql, args)
 
     def run(self, run_id: int) -> dict[str, Any]:
         """The run row, its result document (`result`), findings and inputs (without the kept log bytes)."""
