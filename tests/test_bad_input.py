@@ -14,6 +14,7 @@ import os
 import pty
 import random
 import select
+import sqlite3
 import subprocess
 import sys
 import time
@@ -66,8 +67,8 @@ def test_lf_reference(packs, tmp_path: Path) -> None:
     assert result.run.inputs[0].lines == 5
 
 
-@pytest.mark.parametrize("newline", [b"\r\n", b"\r"], ids=["crlf", "cr-only"])
-def test_crlf_and_cr_only_keep_line_numbers(packs, tmp_path: Path, newline: bytes) -> None:
+@pytest.mark.parametrize("newline", [b"\r\n", b"\r\r\n"], ids=["crlf", "cr-cr-lf"])
+def test_crlf_and_double_cr_keep_line_numbers(packs, tmp_path: Path, newline: bytes) -> None:
     log = tmp_path / "eol.log"
     log.write_bytes(sample(LINES, newline))
     result, _ = scan(log, packs)
@@ -75,6 +76,20 @@ def test_crlf_and_cr_only_keep_line_numbers(packs, tmp_path: Path, newline: byte
     assert result.run.inputs[0].lines == 5
     ev = result.all_findings()[0].evidence[0]
     assert "\r" not in ev.text and all("\r" not in x for x in ev.before + ev.after)
+
+
+def test_a_lone_cr_does_not_end_a_line(packs, tmp_path: Path) -> None:
+    """As for `grep -n`: a progress bar redrawn with CRs is one line (its CRs shown as ␍), so the lines
+    after it keep the numbers an editor shows."""
+    log = tmp_path / "progress.log"
+    log.write_bytes(b"Calibration:  50%|#####     | 32/64\rCalibration: 100%|##########| 64/64\n"
+                    + sample(LINES[1:3]) + b"done\r")
+    result, _ = scan(log, packs)
+    assert first_lines(result) == {"dfc/partition-no-valid-contexts": 3, "dfc/allocation-failed": 2}
+    assert result.run.inputs[0].lines == 4
+    ev = next(f for f in result.all_findings() if f.id == "dfc/allocation-failed").evidence[0]
+    assert ev.before == ["Calibration:  50%|#####     | 32/64\u240dCalibration: 100%|##########| 64/64"]
+    assert ev.after[-1] == "done"
 
 
 def test_crlf_split_across_read_blocks(packs, tmp_path: Path) -> None:
@@ -158,7 +173,8 @@ def test_ten_megabyte_line_is_capped_and_numbering_continues(packs, tmp_path: Pa
     assert result.run.inputs[0].lines == 5
     assert result.run.inputs[0].bytes == log.stat().st_size
     ev = next(f for f in result.all_findings() if f.id == "dfc/allocation-failed").evidence[0]
-    assert len(ev.text) <= 2000  # evidence is bounded too
+    assert ev.text.endswith(" … (cut at 2000 characters)")  # evidence is bounded too, and says so
+    assert len(ev.text) == 2000 + len(" … (cut at 2000 characters)")
 
 
 def test_long_unexplained_error_lines_do_not_hang_the_scan(tmp_path: Path) -> None:
@@ -253,11 +269,33 @@ def test_text_that_starts_with_the_gzip_magic_is_read_as_text(tmp_path: Path, vi
     assert doc["run"]["inputs"][0]["bytes"] == len(data)
 
 
-def test_empty_stdin_in_a_real_process() -> None:
-    proc = cli("scan", "--no-store", "--format", "json", "-", stdin=b"")
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["run"]["inputs"][0]["lines"] == 0
-    assert proc.stderr == b""
+@pytest.mark.parametrize("data", [b"", b"\n", b"  \r\n\t\n"], ids=["nothing", "newline", "whitespace"])
+def test_empty_stdin_in_a_real_process_exits_2_and_stores_nothing(tmp_path: Path, data: bytes) -> None:
+    """What `triage scan $UNSET_VAR` becomes in CI: a gate must not go green on a log that never came."""
+    db = tmp_path / "runs.db"
+    proc = cli("scan", "--db", str(db), "--format", "json", stdin=data)
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+    err = proc.stderr.decode()
+    assert err.splitlines()[0] == "error: nothing to scan: standard input is empty"
+    assert "--allow-empty" in err and "Traceback" not in err
+    assert not db.exists() or sqlite3.connect(db).execute("select count(*) from runs").fetchone()[0] == 0
+    allowed = cli("scan", "--no-store", "--format", "json", "--allow-empty", "-", stdin=data)
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["run"]["inputs"][0]["bytes"] == len(data)
+
+
+def test_empty_file_is_an_input_error_and_among_others_a_warning(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    alone = cli("scan", "--no-store", str(empty))
+    assert alone.returncode == 2
+    assert alone.stderr.decode().splitlines()[0] == f"error: nothing to scan: {empty} is empty"
+    good = tmp_path / "good.log"
+    good.write_bytes(sample(LINES))
+    both = cli("scan", "--no-store", "--format", "json", str(empty), str(good))
+    assert both.returncode == 1
+    assert f"warning: {empty}: empty" in both.stderr.decode()
 
 
 def test_stdin_without_dash_when_piped() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,10 +44,17 @@ def test_exit_codes_follow_fail_on() -> None:
     assert run("scan", str(SEED), "--no-store", "--fail-on", "never").exit_code == 0
 
 
-def test_empty_stdin_is_fine() -> None:
-    result = run("scan", "-", "--format", "json", "--no-store", input=b"")
-    assert result.exit_code == 0
-    assert json.loads(result.stdout)["run"]["inputs"][0]["lines"] == 0
+def test_empty_stdin_is_an_input_error_unless_allowed(tmp_path: Path) -> None:
+    from triage.errors import InputError
+
+    db = tmp_path / "e.db"
+    result = runner.invoke(app, ["scan", "-", "--format", "json", "--db", str(db)], input=b"")
+    assert isinstance(result.exception, InputError) and result.exception.exit_code == 2
+    assert result.stdout == ""
+    assert not db.exists() or run("runs", "list", "--db", str(db), "--json").stdout.strip() == "[]"
+    allowed = run("scan", "-", "--format", "json", "--no-store", "--allow-empty", input=b"")
+    assert allowed.exit_code == 0
+    assert json.loads(allowed.stdout)["run"]["inputs"][0]["lines"] == 0
 
 
 def test_missing_path_is_one_line_error_exit_2() -> None:
@@ -134,3 +142,116 @@ def test_user_packs_option_adds_causes(tmp_path: Path, fmt: str) -> None:
     result = run("scan", str(log), "--packs", str(tmp_path), "--format", fmt, "--no-store")
     assert "site/frobnicator" in result.stdout
     assert result.exit_code == 0  # a warning does not fail at the default --fail-on error
+
+
+def test_counts_agree_across_every_view(tmp_path: Path) -> None:
+    """Real logs with explained findings (414), an unexplained error line (044) and CRLF (011): the counts
+    of `scan --format json`, `runs list`, `runs show` and the HTML report are one and the same."""
+    db = str(tmp_path / "c.db")
+    inputs = [str(corpus("logs/dfc/414-")), str(corpus("dfc/cases/044-")), str(corpus("logs/hls/011-"))]
+    doc = json.loads(run("scan", *inputs, "--db", db, "--format", "json").stdout)
+    top = doc["findings"]
+    expected = {"error": sum(f["severity"] == "error" for f in top), "warning": sum(f["severity"] == "warning" for f in top),
+                "info": sum(f["severity"] == "info" for f in top), "explained": sum(len(f["explains"]) for f in top),
+                "unexplained": len(doc["unexplained"])}
+    assert expected["explained"] and expected["unexplained"] and expected["error"]
+    assert doc["counts"] == expected
+    (row,) = json.loads(run("runs", "list", "--db", db, "--json").stdout)
+    assert row["counts"] == expected and (row["errors"], row["warnings"]) == (expected["error"], expected["warning"])
+    table = run("runs", "list", "--db", db).stdout
+    assert f"{expected['error']}E {expected['warning']}W {expected['info']}I +{expected['explained']} explained" in table
+    shown = run("runs", "show", "1", "--db", db).stdout
+    words = f"{expected['error']} errors, {expected['warning']} warning"
+    assert words in shown and f"{expected['explained']} explained" in shown
+    html_path = tmp_path / "r.html"
+    assert run("report", "1", "--db", db, "--out", str(html_path)).exit_code == 0
+    html = html_path.read_text(encoding="utf-8")
+    tiles = {k: int(v) for k, v in re.findall(r'id="n-(\w+)">(\d+)<', html)}
+    assert tiles == expected
+
+
+def triage(*args: str, cwd: Path = ROOT, stdin: bytes | None = b"") -> subprocess.CompletedProcess[str]:
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "triage", *args], input=stdin.decode() if stdin is not None else None,
+                          capture_output=True, text=True, cwd=cwd, env=env)
+
+
+@pytest.mark.parametrize("args, first, hint", [
+    (["scna"], "error: no such command 'scna'", "did you mean 'scan'?"),
+    (["runs", "list", "--status", "faild"],
+     "error: invalid value for '--status': 'faild' is not one of 'failed', 'passed', 'unknown'", "--help"),
+    (["runs", "list", "--tool", "vivad"], "error: invalid value for '--tool': 'vivad' is not one of", "--help"),
+    (["scan", "--jobs", "-3", "x.log"], "error: invalid value for '--jobs' / '-j': -3 is not in the range x>=0", "--help"),
+    (["runs", "show", "123456789012345678901"], "error: invalid value for 'ID': 123456789012345678901 is not in", "--help"),
+    (["scan", "--frobnicate"], "error: no such option: --frobnicate", "--help"),
+    (["packs", "list", "--tool", "vivad"], "error: invalid value for '--tool': 'vivad' is not a tool", "one of any, dfc"),
+], ids=["command-typo", "status", "tool", "jobs", "id-overflow", "option", "pack-tool"])
+def test_usage_errors_are_one_line_errors_in_the_house_style(tmp_path: Path, args: list[str], first: str,
+                                                             hint: str) -> None:
+    proc = triage(*args, "--db", str(tmp_path / "x.db")) if args[0] == "runs" else triage(*args)
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith(first), proc.stderr
+    assert lines[1].startswith("  --> ") and "triage" in lines[1] and lines[2].startswith("  help: ") and hint in lines[2]
+    assert "Usage:" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_runs_list_filters_that_match_nothing_say_so(tmp_path: Path) -> None:
+    db = str(tmp_path / "r.db")
+    run("scan", str(SEED), "--db", db)
+    assert "no stored run matches --status passed" in run("runs", "list", "--db", db, "--status", "passed").stdout
+
+
+@pytest.mark.parametrize("where", ["missing", "outside", "no-goldens"])
+def test_packs_test_without_fixtures_is_an_input_error(tmp_path: Path, where: str) -> None:
+    if where == "missing":
+        proc = triage("packs", "test", "--fixtures", str(tmp_path / "nonexistent"))
+    elif where == "outside":  # the default `fixtures` folder is the repository's
+        proc = triage("packs", "test", cwd=tmp_path)
+    else:
+        (tmp_path / "f").mkdir()
+        (tmp_path / "f" / "a.log").write_text("ERROR: x\n")
+        proc = triage("packs", "test", "--fixtures", str(tmp_path / "f"))
+    assert proc.returncode == 2, proc.stdout[-500:]
+    assert proc.stderr.startswith("error: no ") and "goldens match" not in proc.stdout
+
+
+def test_jobs_beyond_the_cores_are_clamped(tmp_path: Path) -> None:
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    proc = triage("scan", "--no-store", "-j", "200", str(SEED))
+    assert proc.returncode == 1
+    assert f"warning: --jobs 200: using {cores}, the cores this process may run on" in proc.stderr
+
+
+def test_scan_json_records_created_and_ingest_dates_the_run_by_it(tmp_path: Path) -> None:
+    """A farm's results ingested the next morning belong to the night they ran in, not to the ingest."""
+    from datetime import UTC, datetime, timedelta
+
+    before = datetime.now(UTC).replace(microsecond=0)
+    doc = json.loads(run("scan", str(SEED), "--no-store", "--format", "json").stdout)
+    created = datetime.fromisoformat(doc["created"])
+    assert before <= created <= datetime.now(UTC) and doc["created"].endswith("Z")
+    night = (created - timedelta(days=1)).replace(hour=23, minute=10)
+    doc["created"] = night.strftime("%Y-%m-%dT%H:%M:%SZ")
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(doc))
+    db = str(tmp_path / "farm.db")
+    assert run("ingest", str(path), "--db", db).exit_code == 0
+    (row,) = json.loads(run("runs", "list", "--db", db, "--json").stdout)
+    assert row["created"] == doc["created"]
+    out = tmp_path / "reports"
+    assert run("nightly", "--db", db, "--date", night.date().isoformat(), "--out", str(out)).exit_code == 0
+    page = (out / f"nightly-{night.date().isoformat()}.html").read_text(encoding="utf-8")
+    assert re.search(r'id="t-runs">1<', page)
+
+
+def test_ingest_refuses_a_created_that_is_not_a_date(tmp_path: Path) -> None:
+    doc = json.loads(run("scan", str(SEED), "--no-store", "--format", "json").stdout)
+    doc["created"] = "last tuesday"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    proc = triage("ingest", str(path), "--db", str(tmp_path / "x.db"))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: created: 'last tuesday' is not an ISO 8601 date-time")

@@ -50,7 +50,7 @@ def test_ingest_then_list_and_show(tmp_path: Path, db: Path) -> None:
     assert first.exit_code == 0, first.output
     assert "run 1 stored" in first.output
     again = runner.invoke(app, ["ingest", str(doc), "--db", str(db), "--json"])
-    assert json.loads(again.output) == [{"file": str(doc), "run_id": 1, "duplicate": True}]
+    assert json.loads(again.output) == [{"file": str(doc), "run_id": 1, "duplicate": True, "undated": True}]
 
     listed = runner.invoke(app, ["runs", "list", "--db", str(db), "--json"])
     rows = json.loads(listed.output)

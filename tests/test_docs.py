@@ -17,3 +17,15 @@ def test_readme_starts_with_the_two_commands() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     head = readme[:800]
     assert "make demo" in head and "make test" in head
+
+
+def test_readme_install_lines_name_this_distribution() -> None:
+    """`pip install triage` is an unrelated PyPI project: every install line names ours."""
+    import re
+    import tomllib
+
+    name = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
+    assert name != "triage"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    installs = re.findall(r"pip install '?([\w.-]+)", readme)
+    assert installs and all(target in (name, ".") for target in installs), installs

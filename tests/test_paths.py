@@ -192,7 +192,8 @@ def test_unreadable_file_and_folder_inside_a_scanned_folder_are_skipped(matcher:
     assert out["inputs"] == [str(d / "good.log")]
     assert out["findings"] == ["dfc/allocation-failed"]
     assert sorted(out["warnings"]) == sorted([f"skipped {secret}: permission denied",
-                                              f"skipped {locked}: Permission denied"])
+                                              f"skipped {locked}: Permission denied",
+                                              f"{d}: scanned 1 file; skipped 2: 1 unreadable, 1 unreadable folder"])
 
 
 def test_unreadable_file_named_explicitly_is_one_line_error(matcher: Matcher) -> None:
@@ -212,13 +213,21 @@ def test_unreadable_folder_named_explicitly_warns(matcher: Matcher) -> None:
         out = scan_as_nobody([str(locked)], matcher)["ok"]
     assert out["inputs"] == []
     assert out["warnings"] == [f"skipped {locked}: Permission denied",
-                               f"{locked}: no recognised log, report or config files in this folder"]
+                               f"{locked}: no log, report or config file to scan; skipped 1: 1 unreadable folder"]
 
 
-def test_folder_with_only_traps_reports_nothing_found(tmp_path: Path) -> None:
+def test_folder_with_only_traps_is_an_input_error(tmp_path: Path) -> None:
+    """Nothing readable in the folder: exit 2 (a CI gate must not pass on it), saying what was skipped."""
     os.mkfifo(tmp_path / "only.log")
     (tmp_path / "loop.log").symlink_to(tmp_path / "loop.log")
+    (tmp_path / "notes.txt").write_text("ERROR: not a log name\n")
     proc = cli(str(tmp_path))
-    assert proc.returncode == 0
-    assert f"warning: {tmp_path}: no recognised log, report or config files in this folder" in proc.stderr
-    assert json.loads(proc.stdout)["run"]["inputs"] == []
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert (f"warning: {tmp_path}: no log, report or config file to scan; skipped 3: 1 broken link, "
+            "1 not a regular file, 1 not named like a log, report or config (e.g. notes.txt; name one explicitly "
+            "to scan it)") in proc.stderr
+    assert f"error: nothing to scan in {tmp_path}: no log, report or config file" in proc.stderr
+    allowed = cli(str(tmp_path), "--allow-empty")
+    assert allowed.returncode == 0
+    assert json.loads(allowed.stdout)["run"]["inputs"] == []

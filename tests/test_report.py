@@ -160,7 +160,10 @@ def test_run_report_cards_nest_explained_findings_with_evidence(stored):  # type
     # header: tool, status, label
     assert text(find_all(root, "dd", "status")[0]) == result.run.status
     assert text(find_all(root, "dd", "dim", data_dim="label")[0]) == "resnet"
-    assert text(by_id(root, "n-error")) == str(sum(1 for f in flat_findings(result.findings) if f.severity == "error"))
+    # the counts are the run's `Counts`: top-level errors, and the findings they explain apart
+    counts = result.counts()
+    assert text(by_id(root, "n-error")) == str(sum(1 for f in result.findings if f.severity == "error")) == str(counts.error)
+    assert text(by_id(root, "n-explained")) == str(sum(len(f.explained) for f in result.findings)) == str(counts.explained)
 
 
 def test_references_are_links_and_result_json_renders_the_same(stored, packs):  # type: ignore[no-untyped-def]
@@ -261,7 +264,7 @@ def test_nightly_sets_counts_and_classification_rate(stored, packs):  # type: ig
     run_rows = find_all(by_id(root, "runs"), "tr", "run")
     assert sorted(int(r.get("data-run")) for r in run_rows) == sorted(rid for rid, _, _ in now_runs)
     failed = [r for _, _, r in now_runs if r.run.status == "failed"]
-    classified = [r for r in failed if any(f.severity in ("error", "warning") for f in r.findings)]
+    classified = [r for r in failed if any(f.severity in ("error", "warning") and not f.generic for f in flat_findings(r.findings))]
     assert 0 < len(classified) < len(failed)
     assert text(by_id(root, "classification-rate")) == f"{len(classified) / len(failed) * 100:.0f} %"
     assert text(by_id(root, "t-failed")) == str(len(failed))
@@ -344,9 +347,24 @@ def test_write_nightly_and_index(stored, packs, tmp_path):  # type: ignore[no-un
         write_nightly(store, tmp_path, day=day, packs=packs, now=NOW)
     path = write_nightly(store, tmp_path, since="24h", until=NOW, packs=packs, now=NOW)
     assert path.name == "nightly-2025-03-10.html"
+    daily = path.read_text()
+    # a longer period gets a page of its own: it neither overwrites the day's page nor titles itself with one date
+    week = write_nightly(store, tmp_path, since="7d", until=NOW, packs=packs, now=NOW)
+    assert week.name == "nightly-2025-03-10-7d.html" and path.read_text() == daily
+    assert text(dom(week.read_text()).find(".//h1")) == "triage nightly 2025-03-03 – 2025-03-10 (7 days)"
+    hours = write_nightly(store, tmp_path, since="90m", until=NOW, packs=packs, now=NOW)
+    assert hours.name == "nightly-2025-03-10-90m.html"
+    assert text(dom(hours.read_text()).find(".//h1")) == "triage nightly 2025-03-10 04:30 – 06:00 UTC (90 min)"
     root = dom((tmp_path / "index.html").read_text())
-    assert [a.get("href") for a in find_all(by_id(root, "reports"), "a")] == [
-        "nightly-2025-03-10.html", "nightly-2025-03-09.html", "nightly-2025-03-08.html"]
+    rows = find_all(by_id(root, "reports"), "tr")[1:]
+    listed = [r.get("data-href") for r in rows]
+    assert sorted(listed) == sorted(["nightly-2025-03-10.html", "nightly-2025-03-10-7d.html",
+                                     "nightly-2025-03-10-90m.html", "nightly-2025-03-09.html", "nightly-2025-03-08.html"])
+    assert listed[-2:] == ["nightly-2025-03-09.html", "nightly-2025-03-08.html"]  # newest period first
+    for row in rows:  # every page with its run and failure counts, as the page itself says them
+        page = dom((tmp_path / row.get("data-href")).read_text())
+        cells = row.findall("td")
+        assert (text(cells[1]), text(cells[2])) == (text(by_id(page, "t-runs")), text(by_id(page, "t-failed")))
     day = dom((tmp_path / "nightly-2025-03-09.html").read_text())
     # 2025-03-09 00:00-24:00 holds the runs created 20, 18, 16, 14, 12 and 10 h before 03-10 06:00
     assert text(by_id(day, "t-runs")) == "6"

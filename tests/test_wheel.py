@@ -17,7 +17,7 @@ def test_wheel_installs_and_scans_with_its_own_packs(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(ROOT)],
                    check=True, capture_output=True)
-    (wheel,) = dist.glob("triage-*.whl")
+    (wheel,) = dist.glob("compile_triage-*.whl")  # the distribution's own name; the package inside is `triage`
     names = zipfile.ZipFile(wheel).namelist()
     assert "triage/patterns/dfc-compile.yaml" in names and "triage/py.typed" in names
     assert "triage/templates/run.html" in names

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from enum import Enum
 from pathlib import Path
@@ -14,9 +15,10 @@ from . import __version__
 from .errors import TriageError
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console as RichConsole
 
-# Help is plain text: Rich's help formatter costs more to import than the rest of `--help` together.
+# Help in click's plain layout: at 80 columns Rich's boxed option table left ~22 columns for the text, and
+# its help formatter costs more to import than the rest of `--help` together.
 app = typer.Typer(
     help="Recognise known failures in Hailo DFC, Vivado/Vitis HLS, Vivado and hls4ml compile logs.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -26,7 +28,7 @@ app = typer.Typer(
 class _Stderr:
     """The stderr console, created on first use (Rich is imported only by commands that print)."""
 
-    _console: Console | None = None
+    _console: RichConsole | None = None
 
     def __getattr__(self, name: str) -> Any:
         if self._console is None:
@@ -53,6 +55,7 @@ def Console(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - stands in for ric
 
 class Format(str, Enum):
     text = "text"
+    short = "short"
     json = "json"
     jsonl = "jsonl"
     junit = "junit"
@@ -89,24 +92,35 @@ def exit_code(result, fail_on: FailOn) -> int:  # type: ignore[no-untyped-def]
 @app.command()
 def scan(
     paths: Annotated[Optional[list[str]], typer.Argument(help="Files, .gz files and folders; '-' reads stdin.")] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
+    fmt: Annotated[Format, typer.Option("--format", "-f", metavar="FORMAT",
+                                        help="text, short (one line per finding), json, jsonl, junit, sarif or "
+                                             "github.")] = Format.text,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the output to this file.")] = None,
-    fail_on: Annotated[FailOn, typer.Option(help="Exit 1 when a finding is at or above this severity.")] = FailOn.error,
+    fail_on: Annotated[FailOn, typer.Option(metavar="LEVEL", help="Exit 1 when a finding is at or above this "
+                                                                  "severity: error, warning, info or never.")] = FailOn.error,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Text output: only the closing line (and the exit code).")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output: info, harmless and explained findings in full too.")] = False,
     packs: PacksOpt = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Processes for several inputs (0: one per core).")] = 0,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Processes for several inputs (0: one per core).")] = 0,
     tee: Annotated[bool, typer.Option("--tee", help="Copy the input to stdout unchanged; findings to stderr as found.")] = False,
     html: Annotated[Optional[Path], typer.Option("--html", help="Also write a per-run HTML report here.")] = None,
     db: Annotated[Optional[Path], typer.Option("--db", help="Run database (default: TRIAGE_DB or the user data dir).")] = None,
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the run.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Record the run even if identical inputs were stored.")] = False,
     keep_log: Annotated[bool, typer.Option("--keep-log/--no-keep-log", help="Keep the scanned text (compressed) in the store.")] = True,
+    allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Accept empty input (else: exit 2, nothing stored).")] = False,
     label: Annotated[Optional[str], typer.Option(help="Dimension: a label for this build (e.g. the job name).")] = None,
     model: Annotated[Optional[str], typer.Option(help="Dimension: the model being compiled.")] = None,
     branch: Annotated[Optional[str], typer.Option(help="Dimension: branch (default from CI variables).")] = None,
     commit: Annotated[Optional[str], typer.Option(help="Dimension: commit (default from CI variables).")] = None,
     device: Annotated[Optional[str], typer.Option(help="Dimension: target device or part.")] = None,
 ) -> None:
-    """Scan compile logs, reports and configs as one run and explain what went wrong."""
+    """Scan compile logs, reports and configs as one run; explain it.
+
+    Files, .gz files and folders form one run; '-' reads stdin. Exit code: 0 when nothing at or above
+    --fail-on was found, 1 when something was (or the run failed unexplained), 2 for a usage, pack or
+    input error.
+    """
     from .pipeline import StoreOptions, run_scan
 
     if not paths:
@@ -120,9 +134,13 @@ def scan(
     dims = dimensions(label=label, model=model, branch=branch, commit=commit, device=device)
     store = None if no_store else StoreOptions(db=db, force=force, keep_log=keep_log, dimensions=dims)
     streams = _Streams(fmt, output, tee, pack_set, dims, fail_on.value,
-                       folders=any(p != "-" and Path(p).is_dir() for p in paths))
-    outcome = run_scan(paths, pack_set, warn=_warn, jobs=jobs or (os.cpu_count() or 1), store=store,
-                       on_finding=streams.finding_callback(), sinks=streams.sinks(), prepare=streams.prepare)
+                       folders=any(p != "-" and Path(p).is_dir() for p in paths), quiet=quiet, verbose=verbose)
+    try:
+        outcome = run_scan(paths, pack_set, warn=_warn, jobs=_jobs(jobs), store=store,
+                           on_finding=streams.finding_callback(), sinks=streams.sinks(), prepare=streams.prepare,
+                           allow_empty=allow_empty)
+    finally:
+        streams.stop_progress()
     streams.finish(outcome)
     if html is not None:
         from .report import write_result_report
@@ -132,13 +150,22 @@ def scan(
     raise typer.Exit(exit_code(outcome.result, fail_on))
 
 
+def _jobs(asked: int) -> int:
+    """0 is one process per core; more than the cores is clamped to them (each process holds a compiled gate:
+    `--jobs 200` once started 201 processes and 7.7 GB)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if asked > cores:
+        _warn(f"--jobs {asked}: using {cores}, the cores this process may run on")
+    return min(asked or cores, cores)
+
+
 class _Streams:
     """Where the output goes: the chosen format at the end, or streamed (jsonl, --tee) while scanning."""
 
     def __init__(self, fmt: Format, output: Optional[Path], tee: bool, pack_set, dims: dict,  # type: ignore[no-untyped-def,type-arg]
-                 fail_on: str, folders: bool) -> None:
+                 fail_on: str, folders: bool, quiet: bool = False, verbose: bool = False) -> None:
         self.fmt, self.output, self.tee, self.packs, self.dims = fmt, output, tee, pack_set, dims
-        self.fail_on, self.folders = fail_on, folders
+        self.fail_on, self.folders, self.quiet, self.verbose = fail_on, folders, quiet, verbose
         self.handle = None
         self.streamer = None
         self.teer = None
@@ -175,24 +202,33 @@ class _Streams:
         self.progress.__enter__()
         return [self.progress.sink] if self.progress.active else []
 
-    def finish(self, outcome) -> None:  # type: ignore[no-untyped-def]
+    def stop_progress(self) -> None:
         if self.progress is not None:
             self.progress.__exit__(None, None, None)
+            self.progress = None
+
+    def finish(self, outcome) -> None:  # type: ignore[no-untyped-def]
         result = outcome.result
         if self.streamer is not None:
             self.streamer.finish(result)
             if self.handle not in (sys.stdout, sys.stderr):
                 self.handle.close()
             return
-        if self.fmt is Format.text:
-            from .console import print_result
+        if self.fmt in (Format.text, Format.short):
+            from .console import print_result, print_short, print_summary
 
             console = Console(stderr=self.tee, highlight=False, soft_wrap=False,
                               file=open(self.output, "w", encoding="utf-8") if self.output else None)  # noqa: SIM115
-            print_result(console, result)
-            if outcome.run_id is not None and not self.tee:
-                console.print(f"run {outcome.run_id} {'(already stored)' if outcome.duplicate else 'stored'}",
-                              style="dim", markup=False)
+            note = None
+            if outcome.run_id is not None:
+                note = f"run {outcome.run_id} {'already stored' if outcome.duplicate else 'stored'}"
+            # with --tee the short lines went out as the findings were found
+            short = print_summary if self.tee else print_short
+            show = print_summary if self.quiet else short if self.fmt is Format.short else print_result
+            extra = {"verbose": self.verbose} if show is print_result else {}
+            show(console, result, duration_s=outcome.duration_s, note=note, **extra)
+            if self.output:
+                console.file.close()
             return
         if self.fmt is Format.json:  # the documented contract, plus what `triage ingest` needs elsewhere
             import json
@@ -200,7 +236,7 @@ class _Streams:
             from .store import scan_document
 
             doc = scan_document(result, dimensions=self.dims, packs=self.packs, keeper=outcome.keeper,
-                                duration_s=outcome.duration_s)
+                                duration_s=outcome.duration_s, created=outcome.created)
             text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         else:
             from .outputs import render
@@ -231,7 +267,10 @@ app.add_typer(packs_app, name="packs")
 
 @packs_app.command("check")
 def packs_check(packs: PacksOpt = None) -> None:
-    """Load and validate every pack (schema, regexes, examples); exit 2 on the first error."""
+    """Load and validate every pack; exit 2 on the first error.
+
+    Checks the schema, every regex and every example of every pack.
+    """
     pack_set = load_packs(packs or [])
     print(f"{len(pack_set.causes)} causes in {len(pack_set.files)} packs: OK")
 
@@ -241,15 +280,55 @@ def packs_test(
     packs: PacksOpt = None,
     fixtures: Annotated[Path, typer.Option(help="Folder of fixtures with *.expected.yaml goldens.")] = Path("fixtures"),
     update_goldens: Annotated[bool, typer.Option("--update-goldens", help="Rewrite goldens from the current result.")] = False,
+    against_db: Annotated[bool, typer.Option("--against-db", help="Also re-classify the stored runs of the last 90 days "
+                                                                   "(kept logs) and report what changes.")] = False,
+    db: Annotated[Optional[Path], typer.Option("--db", help="With --against-db: the run database.")] = None,
 ) -> None:
-    """Run every signature's examples and every fixture's golden; exit 1 on any mismatch."""
+    """Run every example and every fixture golden; exit 1 on a mismatch.
+
+    With --against-db, also backtest the packs on the stored runs: each changed cause's hits on failed and
+    passed runs in the last 30 and 90 days, the runs newly explained, and the causes reported today that
+    would be hidden.
+    """
     from .console import print_packs_test
     from .goldens import test_goldens
 
     pack_set = load_packs(packs or [])
     report = test_goldens(pack_set, fixtures, update=update_goldens)
-    print_packs_test(Console(highlight=False), pack_set, report)
+    console = Console(highlight=False)
+    print_packs_test(console, pack_set, report)
+    if against_db:
+        from .backtest import backtest
+        from .console import print_backtest
+        from .packs import pack_files
+        from .store import default_db_path, open_store
+
+        mine = {p.name for p in pack_files(packs or [])}
+        focus = sorted(cid for cid, c in pack_set.causes.items() if c.source.rsplit(":", 1)[0] in mine)
+        with open_store(db or default_db_path(), create=False) as store:
+            bt = backtest(store, pack_set, focus)
+        console.print()
+        print_backtest(console, bt, sorted(set(focus) | set(bt.changed_causes())))
     raise typer.Exit(1 if report.failures or report.uncovered else 0)
+
+
+@packs_app.command("eval")
+def packs_eval(
+    packs: PacksOpt = None,
+    cases: Annotated[Path, typer.Option(help="Folder of held-back cases with a cases.yaml.")] = Path("fixtures/heldback"),
+    only: Annotated[bool, typer.Option("--only", help="Use only the --packs given, not the built-in packs.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Score the knowledge on held-back real cases: failures explained right, clean runs, traps explained."""
+    from .evaluate import evaluate
+
+    report = evaluate(load_packs(packs or [], builtin=not only), cases)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    from .console import print_eval
+
+    print_eval(Console(highlight=False), report)
 
 
 @packs_app.command("list")
@@ -261,7 +340,14 @@ def packs_list(
     """List the known causes: id, severity, tool, title."""
     from .kb import list_causes
 
-    causes = list_causes(load_packs(packs or []), tool)
+    pack_set = load_packs(packs or [])
+    from .packs import TOOLS
+
+    known = sorted(set(TOOLS) | {c.id.split("/", 1)[0] for c in pack_set.causes.values()})
+    if tool is not None and tool not in known:
+        raise TriageError(f"invalid value for '--tool': {tool!r} is not a tool or namespace of the packs",
+                          where="triage packs list", hint=f"one of {', '.join(known)}")
+    causes = list_causes(pack_set, tool)
     if as_json:
         _print_json([{"id": c.id, "severity": c.severity, "tool": c.tool, "title": c.title, "versions": c.versions,
                       "pack": c.pack} for c in causes])
@@ -281,7 +367,10 @@ def kb_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     packs: PacksOpt = None,
 ) -> None:
-    """Show one whole entry: cause, workaround, versions, references, signatures and examples."""
+    """Show one whole entry of the knowledge base.
+
+    Cause, workaround, versions, references, signatures and examples.
+    """
     pack_set = load_packs(packs or [])
     cause = pack_set.causes.get(cause_id)
     if cause is None:
@@ -299,7 +388,7 @@ def kb_show(
 @kb_app.command("search")
 def kb_search(
     query: Annotated[str, typer.Argument(help="Words or a pasted message; quotes, brackets, colons and hyphens are fine.")],
-    limit: Annotated[int, typer.Option(help="At most this many results.")] = 10,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many results.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     packs: PacksOpt = None,
 ) -> None:
@@ -316,9 +405,17 @@ def kb_search(
     raise typer.Exit(0 if rows else 1)
 
 
+from .cli_draft import draft as draft_command  # noqa: E402
+
+kb_app.command("draft")(draft_command)
+
+
 @kb_app.command("index")
 def kb_index(packs: PacksOpt = None) -> None:
-    """Print the Markdown index of all known causes (docs/causes.md is this output)."""
+    """Print the Markdown index of all known causes.
+
+    docs/causes.md is this output.
+    """
     from .kb import causes_index_markdown
 
     sys.stdout.write(causes_index_markdown(load_packs(packs or [])))
@@ -330,7 +427,10 @@ def explain(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     packs: PacksOpt = None,
 ) -> None:
-    """Explain a pasted line: the matching causes, or the closest known ones when nothing matches."""
+    """Explain a pasted line, or show the closest known causes.
+
+    Prints every cause whose signature matches the text, or the closest known ones when none does.
+    """
     from .kb import explain as explain_text
 
     if text == "-":
@@ -376,14 +476,34 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, BrokenPipeError):
         sys.exit(130 if sys.exc_info()[0] is KeyboardInterrupt else 0)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        show = getattr(exc, "show", None)
-        if callable(show) and hasattr(exc, "exit_code"):  # a usage error from the argument parser
-            show(file=sys.stderr)
-            sys.exit(2)
+    except Exception as exc:  # the argument parser's errors arrive here in non-standalone mode
         if exc.__class__.__name__ == "Abort":
             sys.exit(130)
-        raise
+        if exc.__class__.__name__ == "NoArgsIsHelpError":  # `triage kb`: the group's help is the answer
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(2)
+        if not (callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code")):
+            raise  # a bug: its traceback is the report
+        # typer >= 0.28 carries its own copy of click: its errors are matched by shape, not by class
+        err.print(_click_error(exc).render(), markup=False, highlight=False)
+        sys.exit(2)
+
+
+def _click_error(exc: Exception) -> TriageError:
+    """`Error: No such command 'scna'. Did you mean 'scan'?` -> `error: no such command 'scna'` with the
+    suggestion and the command's `--help` as the hint, the command as where."""
+    message = exc.format_message().strip()  # type: ignore[attr-defined]
+    suggestion = ""
+    found = re.search(r"\s*(?:Did you mean (?P<mean>.+?)\?|\(Possible options: (?P<options>[^)]*)\))\s*$", message, re.S)
+    if found:
+        message = message[: found.start()].strip()
+        suggestion = f"did you mean {found['mean']}? " if found["mean"] else f"did you mean {found['options']}? "
+    message = message.rstrip(".")
+    message = message[:1].lower() + message[1:]
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "triage"
+    what = "commands" if ctx is None or getattr(ctx.command, "commands", None) else "options"
+    return TriageError(message, where=command, hint=f"{suggestion}`{command} --help` lists the {what}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,7 @@ import typer
 from .errors import TriageError
 
 DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Run database (default: TRIAGE_DB or the user data folder).")]
+MAX_ID = (1 << 63) - 1  # SQLite's largest integer: a longer id is a usage error, not an overflow
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")]
 
 
@@ -34,7 +35,7 @@ def _done(as_json: bool, data: dict[str, object]) -> None:
 
 
 def report(
-    run_id: Annotated[Optional[int], typer.Argument(help="Id of a stored run (see `triage runs list`).")] = None,
+    run_id: Annotated[Optional[int], typer.Argument(min=1, max=MAX_ID, help="Id of a stored run (see `triage runs list`).")] = None,
     last: Annotated[bool, typer.Option("--last", help="Report the most recently stored run.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="HTML file to write (default: reports/run-ID.html).")] = None,
     db: DbOpt = None,
@@ -56,13 +57,16 @@ def report(
 def nightly(
     since: Annotated[Optional[str], typer.Option("--since", help="Period ending now: 24h, 7d, 90m, 2w (default 24h).")] = None,
     date: Annotated[Optional[str], typer.Option("--date", help="A whole UTC day instead: YYYY-MM-DD.")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for nightly-YYYY-MM-DD.html and index.html.")] = Path("reports"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the page (nightly-DATE.html, nightly-DATE-7d.html, ...) and index.html.")] = Path("reports"),
     periods: Annotated[int, typer.Option("--periods", min=1, max=366, help="Periods in each cause's trend.")] = 10,
     db: DbOpt = None,
     packs: Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra pack folder or file (repeatable); also TRIAGE_PACKS.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Write the nightly HTML report over the stored runs of a period, and refresh index.html."""
+    """Write the nightly HTML page over a period of stored runs.
+
+    Also refreshes index.html in the same folder.
+    """
     from .packs import load_packs
     from .report import write_nightly
 

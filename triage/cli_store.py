@@ -9,17 +9,20 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from pathlib import Path
 from collections.abc import Iterable, Iterator
+from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+
+from .model import RUN_STATUSES, RUN_TOOLS
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from . import store as _store
-else:  # imported on first use: `triage --help` registers these commands without loading the store
+else:  # imported on first use: `triage --help` registers these commands without loading the store or Rich
     class _Store:
         def __getattr__(self, name: str) -> Any:
             return getattr(importlib.import_module("triage.store"), name)
@@ -36,7 +39,13 @@ DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Run database (defau
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 PacksOpt = Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra pack folder or file (repeatable); also TRIAGE_PACKS.")]
 
+MAX_ID = (1 << 63) - 1  # SQLite's largest integer: a longer id is a usage error, not an overflow
 STATUS_STYLE = {"failed": "bold red", "passed": "green"}
+
+
+# Option values checked by type: a typo is a usage error, not an empty list
+Status = Enum("Status", {s: s for s in RUN_STATUSES}, type=str)  # type: ignore[misc]
+RunTool = Enum("RunTool", {t: t for t in RUN_TOOLS}, type=str)  # type: ignore[misc]
 
 runs_app = typer.Typer(help="List and show stored runs.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -70,29 +79,32 @@ def _db(db: Path | None) -> Path:
 @runs_app.command("list")
 def runs_list(
     since: Annotated[Optional[str], typer.Option(help="Only runs newer than this: 24h, 7d, 2w or a date.")] = None,
-    tool: Annotated[Optional[str], typer.Option(help="Only runs of this tool (dfc, vitis_hls, vivado, ...).")] = None,
-    status: Annotated[Optional[str], typer.Option(help="Only runs with this status (failed, passed, unknown).")] = None,
+    tool: Annotated[Optional[RunTool], typer.Option(help="Only runs of this tool.")] = None,
+    status: Annotated[Optional[Status], typer.Option(help="Only runs with this status.")] = None,
     label: Annotated[Optional[str], typer.Option(help="Only runs with this label.")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many runs, newest first (0: all).")] = 50,
+    limit: Annotated[int, typer.Option(min=0, help="At most this many runs, newest first (0: all).")] = 50,
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
     """List stored runs, newest first."""
     with _store.open_store(_db(db), create=False) as store:
-        rows = store.iter_runs(since=since, tool=tool, status=status, label=label, limit=limit or None)
+        rows = store.iter_runs(since=since, tool=tool.value if tool else None,
+                               status=status.value if status else None, label=label, limit=limit or None)
         if as_json:
             _dump_stream(rows)
-        else:
-            print_runs(_out(), rows)
+            return
+        filters = {"--since": since, "--tool": tool and tool.value, "--status": status and status.value,
+                   "--label": label}
+        print_runs(_out(), rows, " ".join(f"{k} {v}" for k, v in filters.items() if v))
 
 
 @runs_app.command("show")
 def runs_show(
-    run_id: Annotated[int, typer.Argument(metavar="ID", help="Run id (see `triage runs list`).")],
+    run_id: Annotated[int, typer.Argument(metavar="ID", min=1, max=MAX_ID, help="Run id (see `triage runs list`).")],
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
-    """Show one stored run: its dimensions, inputs and findings with evidence."""
+    """Show one stored run: dimensions, inputs, findings."""
     with _store.open_store(_db(db), create=False) as store:
         run = store.run(run_id)
     if as_json:
@@ -107,21 +119,23 @@ def ingest(
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
-    """Store scan results made elsewhere (by CI jobs, for instance) in the run database."""
-    from rich.text import Text  # noqa: PLC0415
-
+    """Store scan results made elsewhere, such as by CI jobs."""
     outcomes: list[tuple[Path, _store.RecordOutcome]] = []
     with _store.open_store(_db(db)) as store:
         for path in files:
             outcomes.append((path, store.ingest_file(path, force=force)))
     if as_json:
-        _dump([{"file": str(p), "run_id": o.run_id, "duplicate": o.duplicate} for p, o in outcomes])
+        _dump([{"file": str(p), "run_id": o.run_id, "duplicate": o.duplicate, "undated": o.undated} for p, o in outcomes])
         return
+    from rich.text import Text  # noqa: PLC0415
+
     out = _out()
     for path, o in outcomes:
         line = Text(f"{path}: ")
         line.append(f"run {o.run_id}", style="bold")
         line.append(" (already stored)" if o.duplicate else " stored", style="dim" if o.duplicate else "green")
+        if o.undated and not o.duplicate:
+            line.append(" (no `created` in the document: dated now)", style="yellow")
         out.print(line)
 
 
@@ -132,7 +146,10 @@ def retriage(
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
-    """Re-classify stored runs from their kept logs with the current packs; show what changed per run."""
+    """Re-classify stored runs with the current packs.
+
+    Re-scans the kept logs of the runs and shows what changed per run.
+    """
     pack_set = load_packs(packs or [])
     with _store.open_store(_db(db), create=False) as store:
         changes = store.retriage(pack_set, since=since, force=force)
@@ -147,50 +164,37 @@ def retriage(
 # Rendering (plain functions so tests can render to a fixed-width console)
 
 
-RUNS_PER_TABLE = 500  # rows printed at a time: a long history streams instead of being laid out whole
-RUN_COLUMNS = ("id", "created", "label", "tool", "status", "findings", "top finding")
+RUNS_PER_TABLE = 500  # rows laid out at a time: a long history streams instead of being held whole
 
 
-def print_runs(out: Console, rows: Iterable[dict[str, Any]]) -> None:
-    """The runs as aligned columns, printed RUNS_PER_TABLE rows at a time with the first slice's column
-    widths (a longer cell pushes its line, never clipped): a Rich table lays out every cell of every row,
-    about a millisecond a row, and holds them all; this streams a history of any length."""
+def print_runs(out: Console, rows: Iterable[dict[str, Any]], filters: str = "") -> None:
+    """The runs as a table, RUNS_PER_TABLE rows at a time: each slice keeps at least the columns' widths
+    of the slices before it (and the header is printed once), so a history of any length streams."""
     from rich.text import Text  # noqa: PLC0415
 
+    from .tables import Column, print_table
+
+    columns = [Column("id", whole=True, justify="right"), Column("created (UTC)", whole=True), Column("label"),
+               Column("tool", whole=True), Column("status", whole=True), Column("findings", whole=True, justify="right"),
+               Column("top finding", whole=True)]
     widths: list[int] | None = None
-    printed = 0
     for chunk in _chunks(rows, RUNS_PER_TABLE):
-        cells = [_run_cells(r) for r in chunk]
-        if widths is None:
-            widths = [max([len(name)] + [len(c[0]) for c in col]) for name, col in zip(RUN_COLUMNS, zip(*cells))]
-            out.print(_run_line([(name, "bold") for name in RUN_COLUMNS], widths), soft_wrap=True)
-        block = Text("\n").join(_run_line(row, widths) for row in cells)
-        out.print(block, soft_wrap=True)
-        printed += len(cells)
-    if not printed:
-        out.print("no runs stored yet", style="dim")
+        widths = print_table(out, columns, [_run_cells(r) for r in chunk], header=widths is None, at_least=widths)
+    if widths is None:
+        out.print(Text(f"no stored run matches {filters}" if filters else "no runs stored yet", style="dim"))
 
 
-def _run_cells(r: dict[str, Any]) -> list[tuple[str, str]]:
-    """(text, style) of each column of one run."""
-    tool = (r["tool"] or "") + (f" {r['tool_version']}" if r.get("tool_version") else "")
-    counts = f"{r['errors']}E {r['warnings']}W" if r["findings"] else "0"
-    status = r["status"] or ""
-    return [(str(r["id"]), ""), (r["created"] or "", ""), (r.get("label") or "", ""), (tool, ""),
-            (status, STATUS_STYLE.get(status, "dim")), (counts, ""), (r.get("top") or "", "")]
-
-
-def _run_line(cells: list[tuple[str, str]], widths: list[int]) -> Any:
+def _run_cells(r: dict[str, Any]) -> list[Any]:
     from rich.text import Text  # noqa: PLC0415
 
-    line = Text()
-    for i, ((text, style), width, name) in enumerate(zip(cells, widths, RUN_COLUMNS)):
-        padded = text.rjust(width) if name in ("id", "findings") else text.ljust(width)
-        line.append(padded, style=style or None)
-        if i < len(cells) - 1:
-            line.append("  ")
-    line.rstrip()
-    return line
+    tool = (r["tool"] or "") + (f" {r['tool_version']}" if r.get("tool_version") else "")
+    c = r["counts"]
+    counts = " ".join(f"{c[k]}{k[0].upper()}" for k in ("error", "warning", "info") if c[k]) or "0"
+    if c["explained"]:
+        counts += f" +{c['explained']} explained"
+    created = (r["created"] or "").replace("T", " ").removesuffix("Z")
+    return [str(r["id"]), created, Text(r.get("label") or ""), Text(tool),
+            Text(r["status"] or "", style=STATUS_STYLE.get(r["status"] or "", "dim")), counts, Text(r.get("top") or "")]
 
 
 def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -209,6 +213,7 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
     from rich.text import Text  # noqa: PLC0415
 
     from .console import print_result
+    from .tables import emit
 
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
@@ -218,9 +223,9 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
             head.add_row(Text(key), Text(str(run[key])))
     kept = [i for i in run.get("inputs") or [] if i.get("log_kept")]
     head.add_row(Text("logs kept"), Text(f"{len(kept)} of {len(run.get('inputs') or [])} inputs"))
-    out.print(head)
+    emit(out, head, out.width)
     out.print()
-    print_result(out, _store.result_from_doc(run["result"]))
+    print_result(out, _store.result_from_doc(run["result"]), duration_s=run.get("duration_s"), drafts=True)
 
 
 def print_retriage(out: Console, changes: list[_store.RetriageChange]) -> None:

@@ -102,11 +102,19 @@ def write_golden(golden: Golden, result: ScanResult) -> None:
 
 
 def test_goldens(packs: PackSet, root: Path, update: bool = False) -> PacksTestReport:
+    """Every golden under `root`; a missing folder or one without goldens is an input error (`0/0 goldens
+    match` would pass a pack that was never tested)."""
+    hint = "run it in the repository, or give --fixtures DIR: fixtures with <file>.expected.yaml beside them"
+    if not root.is_dir():
+        raise InputError("no fixtures folder here", where=str(root), hint=hint)
+    goldens = find_goldens(root)
+    if not goldens:
+        raise InputError("no goldens (*.expected.yaml) in this folder", where=str(root), hint=hint)
     matcher = Matcher(packs)
     outcomes: list[GoldenOutcome] = []
     stats: dict[str, CauseStats] = {cid: CauseStats() for cid in packs.causes}
     covered: set[Path] = set()
-    for path in find_goldens(root):
+    for path in goldens:
         golden = read_golden(path)
         covered.update(p.resolve() for p in golden.inputs)
         result = run_golden(golden, packs, matcher)

@@ -481,7 +481,7 @@ def parse_metrics(path: str, text: str) -> list[Metric]:
     """
     if "<AreaEstimates>" in text or "<PerformanceEstimates>" in text:
         return _dedupe(_xml_metrics(path, text))
-    lines = text.splitlines()
+    lines = text.split("\n")  # LF only: str.splitlines also breaks at \x0b, \x1c, \x85, ... (line numbers)
     found: list[Metric] = []
     if "Site Type" in text or "SLR Index" in text:
         found.extend(_vivado_utilization(path, lines))

@@ -33,6 +33,7 @@ PHASES = (
     "synth", "impl", "convert", "report", "config", "build",
 )
 STATUSES = ("stable", "deprecated", "removed")
+PLACEHOLDER = "TODO"  # what `triage kb draft` leaves where a person must write: a pack that still has one does not load
 MIN_LITERAL = 4
 MAX_PACK_BYTES = 4 * 1024 * 1024
 MAX_PATTERN_CHARS = 4000
@@ -50,7 +51,7 @@ MARKUP_RE = std_re.compile(
 PACK_KEYS = {"pack", "tool", "description", "causes"}
 CAUSE_KEYS = {
     "id", "title", "severity", "tool", "phase", "versions", "status", "cause", "workaround",
-    "references", "explains", "signatures", "when", "detector", "needs",
+    "references", "explains", "signatures", "when", "detector", "needs", "generic", "family",
 }
 # Causes found by code rather than by a line: their text is data, their detection is not.
 DETECTORS = ("config", "absence")
@@ -143,6 +144,13 @@ class Cause:
     when: dict[str, Any] = field(default_factory=dict)
     detector: str | None = None
     needs: str | None = None  # what else to scan to pinpoint the cause (e.g. the model script)
+    generic: bool = False  # a catch-all: says a step failed, not why; never counts as a known cause
+    family: bool = False  # a class of failure across tools (out of memory, licence ...): a known first step
+
+    @property
+    def broad(self) -> bool:
+        """Generic and family causes give way to a specific cause found on the same line."""
+        return self.generic or self.family
     pack: str = ""
     source: str = ""
 
@@ -168,7 +176,9 @@ class Cause:
             "phase": self.phase, "versions": self.versions, "status": self.status, "cause": self.cause,
             "workaround": self.workaround, "references": self.references, "explains": self.explains,
             "signatures": [s.pattern for s in self.signatures], "examples": self.examples,
-            "detector": self.detector, "needs": self.needs, "pack": self.pack, "source": self.source,
+            "detector": self.detector, "needs": self.needs, "generic": self.generic, "family": self.family,
+            "pack": self.pack,
+            "source": self.source,
         }
 
 
@@ -292,6 +302,9 @@ class _Checker:
             return None
         if not isinstance(value, str) or not value.strip():
             self.fail(f"'{key}' must be non-empty text", data.get("__line__"), cause_id)
+        if value.lstrip().startswith(PLACEHOLDER):
+            self.fail(f"'{key}' is still the placeholder of the draft", data.get("__line__"), cause_id,
+                      hint=f"write the {key} in your own words in place of the {PLACEHOLDER} text")
         if key in ("title", "cause", "workaround") and MARKUP_RE.search(str(value)):
             self.fail(f"'{key}' contains markup", data.get("__line__"), cause_id,
                       hint="prose fields are plain text; write `backticks` for code")
@@ -448,7 +461,9 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
     if status not in STATUSES:
         chk.fail(f"unknown status {status!r}", line, cause_id, hint=f"one of {', '.join(STATUSES)}")
     refs = raw.get("references") or []
-    if not isinstance(refs, list) or any(not isinstance(r, str) or not std_re.match(r"^https?://\S+$", r) for r in refs):
+    if not isinstance(refs, list) or any(not isinstance(r, str) or not (std_re.match(r"^https?://\S+$", r)
+                                                                        or r.lstrip().startswith(PLACEHOLDER))
+                                         for r in refs):
         chk.fail("references must be a list of http(s) URLs", line, cause_id)
     explains = raw.get("explains") or []
     if not isinstance(explains, list) or any(not isinstance(e, str) for e in explains):
@@ -467,9 +482,15 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
     for key in WHEN_KEYS & set(when):
         if not isinstance(when[key], list) or any(not isinstance(v, str) for v in when[key]):
             chk.fail(f"when.{key} must be a list of cause ids", line, cause_id)
+    generic, family = raw.get("generic", False), raw.get("family", False)
+    if not isinstance(generic, bool) or not isinstance(family, bool):
+        chk.fail("'generic' and 'family' must be true or false", line, cause_id)
     title = chk.text(raw, "title", cause_id)
     cause_text = chk.text(raw, "cause", cause_id)
     workaround = chk.text(raw, "workaround", cause_id)
+    if any(r.lstrip().startswith(PLACEHOLDER) for r in refs):  # after cause and workaround: the order they are written in
+        chk.fail("references still hold the placeholder of the draft", line, cause_id,
+                 hint="give the http(s) URLs of an issue, a forum thread or a vendor page, or delete the line")
     affected, note = _versions(chk, raw.get("versions"), cause_id, line)
     signatures = [_compile_signature(chk, s, cause_id, i, line) for i, s in enumerate(sigs_raw)]
     examples = [e["text"] if isinstance(e, dict) else e for s in sigs_raw for e in s.get("match", [])]
@@ -478,8 +499,8 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
         id=cause_id, title=title or "", severity=severity, tool=tool, phase=phase, cause=cause_text or "",
         workaround=workaround or "", references=list(refs), explains=list(explains), signatures=signatures,
         examples=[str(e) for e in examples], affected=affected, versions_note=note, status=status,
-        when={k: v for k, v in when.items() if k != "__line__"}, detector=detector, needs=needs,
-        pack=str(pack.get("pack", "")), source=f"{chk.path.name}:{line}",
+        when={k: v for k, v in when.items() if k != "__line__"}, detector=detector, needs=needs, generic=generic,
+        family=family, pack=str(pack.get("pack", "")), source=f"{chk.path.name}:{line}",
     )
 
 

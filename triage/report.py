@@ -20,17 +20,21 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from . import __version__
 from .errors import StoreError, TriageError
-from .model import SEVERITY_RANK
+from .model import SEVERITY_RANK, Counts
 
 DIMENSIONS = ("label", "model", "branch", "commit", "host", "device")
 STATUS_ORDER = {"failed": 0, "unknown": 1, "passed": 2}
+MAX_SPAN = timedelta(days=100 * 365)  # longer periods start before the epoch (and overflow datetime)
 MAX_RUN_ROWS = 300  # rows of the nightly's runs table
 CLASSIFYING_SEVERITIES = ("error", "warning")  # an info cause does not explain a failure
 QOR_MIN_DELTA = 5.0  # percentage points: smaller utilization moves are noise, not a change
 TIMING_RESOURCES = ("wns", "tns", "whs", "ths", "slack")
 HIGHER_IS_BETTER = ("fmax",)
 KIND_ORDER = {"utilization": 0, "clock": 1, "timing": 2, "latency": 3, "interval": 4}
-NIGHTLY_RE = re.compile(r"^nightly-(\d{4}-\d{2}-\d{2})\.html$")
+# A nightly page is named by its period: `nightly-<UTC date of its last moment>.html` for a day (`--date`, or the
+# default 24 h ending now), `nightly-<that date>-<length>.html` for any other length (`7d`, `6h`, `90m`).
+NIGHTLY_RE = re.compile(r"^nightly-(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<span>\d+[dhm]))?\.html$")
+PAGE_META_RE = re.compile(r'<meta name="triage-(?P<key>[a-z]+)" content="(?P<value>[^"]*)">')
 
 _env: Environment | None = None
 
@@ -159,7 +163,7 @@ def _finding(f: Mapping[str, Any]) -> dict[str, Any]:
         "references": [{"text": str(r), "href": _href(r)} for r in f.get("references") or []],
         "count": int(f.get("count") or 0), "tool": str(f.get("tool") or ""), "versions": f.get("versions") or "",
         "evidence": [_evidence(e) for e in f.get("evidence") or []],
-        "explains": [_finding(e) for e in f.get("explains") or []],
+        "explains": [_finding(e) for e in f.get("explains") or []], "generic": bool(f.get("generic")),
     }
 
 
@@ -195,13 +199,14 @@ def _metrics_context(metrics: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _summary(findings: list[dict[str, Any]], unexplained: list[Any]) -> dict[str, int]:
-    counts = {"error": 0, "warning": 0, "info": 0}
-    stack = list(findings)
+    """The run's `Counts` (the definition the terminal, JSON and `runs list` use too)."""
+    pairs: list[tuple[str, bool]] = []
+    stack = [(f, False) for f in findings]
     while stack:
-        f = stack.pop()
-        counts[f["severity"]] = counts.get(f["severity"], 0) + 1
-        stack.extend(f["explains"])
-    return {**counts, "unexplained": len(unexplained)}
+        f, explained = stack.pop()
+        pairs.append((f["severity"], explained))
+        stack.extend((sub, True) for sub in f["explains"])
+    return Counts.of(pairs, len(unexplained)).to_dict()
 
 
 def _base(now: datetime | None, version: str | None) -> dict[str, Any]:
@@ -218,7 +223,8 @@ def build_result_context(result: Mapping[str, Any], *, dimensions: Mapping[str, 
     dims = dict(dimensions or result.get("dimensions") or {})
     findings = [_finding(f) for f in result.get("findings") or []]
     unexplained = [{"path": str(u.get("path") or ""), "line": u.get("line"), "text": str(u.get("text") or ""),
-                    "count": int(u.get("count") or 1), "fingerprint": str(u.get("fingerprint") or "")}
+                    "count": int(u.get("count") or 1), "fingerprint": str(u.get("fingerprint") or ""),
+                    "advice": str(u.get("advice") or ""), "message_id": str(u.get("message_id") or "")}
                    for u in result.get("unexplained") or []]
     inputs = [{"path": str(i.get("path") or ""), "kind": str(i.get("kind") or ""), "lines": i.get("lines") or 0,
                "size": _fmt_bytes(i.get("bytes"))} for i in run.get("inputs") or []]
@@ -350,7 +356,7 @@ def _findings_of(db: Any, run_ids: list[int]) -> list[dict[str, Any]]:
         chunk = run_ids[i:i + 500]
         marks = ",".join("?" * len(chunk))
         out.extend(db.query(
-            f"select rowid as _order, run_id, cause_id, severity, title, count, parent_cause_id from findings"
+            f"select rowid as _order, run_id, cause_id, severity, title, count, parent_cause_id, generic from findings"
             f" where run_id in ({marks}) order by run_id, rowid", chunk))
     return out
 
@@ -480,7 +486,8 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
             "tool": r.get("tool") or "", "tool_version": r.get("tool_version") or "", "label": r.get("label") or "",
             "top_cause": {"id": top["cause_id"], "title": top.get("title") or top["cause_id"],
                           "severity": top.get("severity") or "info"} if top else None,
-            "findings": len(fs), "unexplained": unexplained_n.get(r["id"], 0),
+            "findings": Counts.of(((f.get("severity") or "", bool(f.get("parent_cause_id"))) for f in fs), 0).findings,
+            "unexplained": unexplained_n.get(r["id"], 0),
         })
     runs_ctx.sort(key=lambda r: (r["created"], r["id"]), reverse=True)  # newest first ...
     runs_ctx.sort(key=lambda r: STATUS_ORDER.get(r["status"], 1))  # ... within failed, unknown, passed
@@ -491,7 +498,9 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
 
     # Totals and classification rate ----------------------------------------------------------------------
     failed = [r for r in current if r.get("status") == "failed"]
-    classified = [r for r in failed if any(f.get("severity") in CLASSIFYING_SEVERITIES for f in by_run.get(r["id"], []))]
+    # a generic catch-all says which step failed, not why: it does not make a failure "classified"
+    classified = [r for r in failed if any(f.get("severity") in CLASSIFYING_SEVERITIES and not f.get("generic")
+                                           for f in by_run.get(r["id"], []))]
     classified_ids = {r["id"] for r in classified}
     rate = len(classified) / len(failed) if failed else None
     totals = {
@@ -592,7 +601,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     period_label = since.strftime("%Y-%m-%d %H:%M") + " – " + until.strftime("%Y-%m-%d %H:%M UTC")
     return {
         **_base(now, version),
-        "title": f"triage nightly {until.strftime('%Y-%m-%d')}",
+        "title": f"triage nightly {period_title(since, until)}",
         "period": {"since": _iso(since) + "Z", "until": _iso(until) + "Z", "text": period_label,
                    "length": _fmt_length(length), "periods": periods,
                    "trend_from": _show_time(_iso(window_start))},
@@ -660,6 +669,43 @@ def _fmt_length(length: timedelta) -> str:
     return f"{hours:g} h"
 
 
+def span_text(length: timedelta) -> str:
+    """The length of a period in page names: `7d`, `6h`, `90m` (whole minutes at least)."""
+    minutes = max(1, round(length.total_seconds() / 60))
+    if minutes % (24 * 60) == 0:
+        return f"{minutes // (24 * 60)}d"
+    if minutes % 60 == 0:
+        return f"{minutes // 60}h"
+    return f"{minutes}m"
+
+
+def _last_day(until: datetime) -> date:
+    """The UTC date of a period's last moment (a period ending at midnight belongs to the day before)."""
+    return (until.astimezone(UTC) - timedelta(microseconds=1)).date()
+
+
+def page_name(since: datetime, until: datetime) -> str:
+    """The file name of the nightly page of [since, until): see NIGHTLY_RE."""
+    span = span_text(until - since)
+    day = _last_day(until).isoformat()
+    return f"nightly-{day}.html" if span == "1d" else f"nightly-{day}-{span}.html"
+
+
+def period_title(since: datetime, until: datetime) -> str:
+    """`2025-03-10` for a day; `2025-03-03 – 2025-03-10 (7 days)`; `2025-03-10 12:30 – 14:00 UTC (90 min)`."""
+    length = until - since
+    span = span_text(length)
+    if span == "1d":
+        return _last_day(until).isoformat()
+    if length >= timedelta(days=1):
+        return f"{since.astimezone(UTC):%Y-%m-%d} – {_last_day(until):%Y-%m-%d} ({_fmt_length(length)})"
+    start = since.astimezone(UTC)
+    end = until.astimezone(UTC)
+    right = f"{end:%H:%M}" if start.date() == end.date() else f"{end:%Y-%m-%d %H:%M}"
+    minutes = round(length.total_seconds() / 60)
+    return f"{start:%Y-%m-%d %H:%M} – {right} UTC ({_fmt_length(length) if minutes % 60 == 0 else f'{minutes} min'})"
+
+
 def render_nightly(context: Mapping[str, Any]) -> str:
     return environment().get_template("nightly.html").render(**context)
 
@@ -688,35 +734,63 @@ def nightly_period(*, day: date | str | None = None, since: str | timedelta | No
 
 def parse_span(text: str) -> timedelta:
     """`24h`, `7d`, `90m`, `2w` -> timedelta."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([mhdw])\s*", text or "")
+    m = re.fullmatch(r"\s*(\d{1,12}(?:\.\d{1,6})?)\s*([mhdw])\s*", text or "")
     if not m or float(m.group(1)) <= 0:
-        raise TriageError(f"bad duration {text!r}", hint="write e.g. 24h, 7d, 90m or 2w")
+        raise TriageError(f"bad duration {str(text)[:40]!r}", hint="write e.g. 24h, 7d, 90m or 2w")
     unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[m.group(2)]
-    return timedelta(**{unit: float(m.group(1))})
+    span = timedelta(**{unit: min(float(m.group(1)), MAX_SPAN / timedelta(**{unit: 1}))})
+    if span >= MAX_SPAN:
+        raise TriageError(f"duration {text.strip()!r} is longer than {MAX_SPAN.days // 365} years",
+                          hint="a report period lies after 1970; write e.g. 3650d")
+    return span
 
 
 def write_nightly(store: Any, out_dir: str | Path, *, day: date | str | None = None,
                   since: str | timedelta | datetime | None = None, until: datetime | None = None,
                   packs: Any = None, periods: int = 10, now: datetime | None = None) -> Path:
-    """Write `out_dir/nightly-YYYY-MM-DD.html` (named after the period's last day) and rebuild index.html."""
+    """Write the period's page (`page_name`: a day, or a day and a length) and rebuild index.html."""
     moment = _now(now)
     if isinstance(since, datetime):
         start, end = _now(since), _now(until or moment)
     else:
         start, end = nightly_period(day=day, since=since, now=until or moment)
     context = build_nightly_context(store, start, end, periods=periods, now=moment, packs=packs)
-    stamp = (end - timedelta(seconds=1)).strftime("%Y-%m-%d") if day is not None else end.strftime("%Y-%m-%d")
     out = Path(out_dir)
-    path = _write(out / f"nightly-{stamp}.html", render_nightly(context))
+    path = _write(out / page_name(start, end), render_nightly(context))
     write_index(out, now=moment)
     return path
 
 
 def write_index(out_dir: str | Path, *, now: datetime | None = None) -> Path:
-    """`index.html`: every nightly-YYYY-MM-DD.html in the folder, newest first."""
+    """`index.html`: every nightly page in the folder, newest period first, each with its period and its run
+    and failure counts (read from the page's own `triage-*` meta tags, so a page copied in is listed too)."""
     out = Path(out_dir)
-    entries = sorted((m.group(1) for p in out.iterdir() if (m := NIGHTLY_RE.match(p.name))), reverse=True) \
-        if out.is_dir() else []
-    context = {**_base(now, None), "title": "triage nightly reports",
-               "reports": [{"date": d, "href": f"nightly-{d}.html"} for d in entries]}
+    pages = []
+    for p in (out.iterdir() if out.is_dir() else []):
+        m = NIGHTLY_RE.match(p.name)
+        if not m:
+            continue
+        meta = _page_meta(p)
+        pages.append({"href": p.name, "date": m["date"], "span": m["span"] or "1d",
+                      "title": meta.get("title") or m["date"], "period": meta.get("period", ""),
+                      "runs": _int_or_none(meta.get("runs")), "failed": _int_or_none(meta.get("failed")),
+                      "until": meta.get("until", "")})
+    pages.sort(key=lambda e: (e["date"], e["until"], e["href"]), reverse=True)
+    context = {**_base(now, None), "title": "triage nightly reports", "reports": pages}
     return _write(out / "index.html", render_index(context))
+
+
+def _page_meta(path: Path) -> dict[str, str]:
+    """The `triage-*` meta tags of a page's head (its first 16 KiB)."""
+    import html
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(16 << 10)
+    except OSError:
+        return {}
+    return {m["key"]: html.unescape(m["value"]) for m in PAGE_META_RE.finditer(head)}
+
+
+def _int_or_none(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isdigit() else None

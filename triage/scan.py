@@ -16,8 +16,10 @@ from typing import Any
 
 import regex
 
+from . import advice
 from .configs import Fact, evidence_of, misconfigurations, read_config
 from .detect import CompiledRule, Detection, compile_rules
+from .display import EVIDENCE_CHARS, clip
 from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
 from .gate import Gate, make_gate
@@ -33,7 +35,6 @@ TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many 
 WHOLE_TEXT_CAP = 8 << 20  # reports and configs are read whole (they are small) up to this size
 MAX_LOG_METRICS = 1000
 MAX_TIMEOUTS = 3  # a signature that times out this often is dropped for the rest of the input
-EVIDENCE_CHARS = 2000  # what evidence, its context and an unexplained line keep of a line's text
 MEMO_LINES = 8192  # distinct candidate lines remembered per input (the memo is emptied when full) ...
 MEMO_LINE_BYTES = 512  # ... of at most this many bytes: bounded memory, whatever the log
 
@@ -107,6 +108,7 @@ class _Outcome:
     rules: list[tuple[CompiledRule, dict[str, str] | None]] = field(default_factory=list)
     metric: bool = False
     fingerprint: str | None = None  # set when the line looks like an error (kept if nothing explains it)
+    readable: str | None = None  # a HailoRT error line's readable message (advice for status lines below)
     pure: bool = True  # False when a signature was skipped or timed out: not remembered
 
 
@@ -212,6 +214,8 @@ class _SourceScan:
         self.metric_stream = MetricStream(self.path)
         self.whole: list[str] | None = [] if source.kind in ("report", "config") else None
         self.whole_size = 0
+        self.advice_wait: list[list[Any]] = []  # [unexplained entry, lines left to look at] awaiting advice
+        self.last_readable: tuple[int, str] | None = None  # latest HailoRT error line that says something
         self.block = b""  # the cleaned bytes of the block being scanned
         self.memo: dict[bytes, _Outcome] = {}  # what an identical earlier line led to (logs repeat lines)
 
@@ -235,12 +239,14 @@ class _SourceScan:
         finally:
             if self.source.path != "-":
                 stream.close()
-        if part is not None and self.awaiting:
-            self._fill_after(lines_after(self.source.path, part.end, CONTEXT))
+        if part is not None and (self.awaiting or self.advice_wait):
+            following = lines_after(self.source.path, part.end, max(CONTEXT, advice.AFTER_REACH))
+            self._fill_after(following)
+            self._fill_advice(following)
         return self.result(stats)
 
     def result(self, stats: ReadStats) -> SourceResult:
-        info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes)
+        info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes, blank=stats.blank)
         result = SourceResult(self.index, info, self.hits, self.unexplained, self.detection, self.warnings,
                               self.timeouts, self.metrics, tail=list(self.tail))
         if self.whole is not None:
@@ -259,8 +265,10 @@ class _SourceScan:
             self.whole_size += len(text)
         candidates, block.n_lines = self.m.gate.lines(data)
         self.block = data
-        if self.awaiting:
-            self._fill_after(_lines_from(data, 0, CONTEXT))
+        if self.awaiting or self.advice_wait:
+            following = _lines_from(data, 0, max(CONTEXT, advice.AFTER_REACH), max(EVIDENCE_CHARS, advice.LINE_CAP))
+            self._fill_after(following)
+            self._fill_advice(following)
         spent = self.spent
         for idx, start, end, literal_ids in candidates:
             if literal_ids <= spent:
@@ -300,10 +308,12 @@ class _SourceScan:
         if outcome.metric and self.whole is None:
             for metric in self.metric_stream.feed(text, line_no):
                 self._metric(metric)
+        if outcome.readable:
+            self.last_readable = (line_no, outcome.readable)
         if matched:
             self.open_tracebacks = []  # those in reach were counted as explained by _record; the rest are stale
         elif outcome.fingerprint is not None and self.source.kind != "config":
-            self._unexplained(line_no, text, outcome.fingerprint)
+            self._unexplained(line_no, text, outcome.fingerprint, end)
 
     def _evaluate(self, raw: bytes, literal_ids: set[int], line_no: int) -> _Outcome:
         """What the line's literals lead to, independent of the scan's state (so it can be reused for an
@@ -348,6 +358,8 @@ class _SourceScan:
                 outcome.metric = True
             else:
                 error_like = True
+        if error_like and "[HailoRT]" in text:
+            outcome.readable = advice.readable_error(text)
         if error_like and ERROR_LINE.search(text):
             outcome.fingerprint = fingerprint(text)
         return outcome
@@ -394,10 +406,10 @@ class _SourceScan:
         before = _lines_before(self.block, start, CONTEXT, EVIDENCE_CHARS)
         if len(before) < CONTEXT:  # the block starts within the context: the rest is the previous block's
             before = (self.tail + before)[-CONTEXT:]
-        ev = Evidence(self.path, line_no, text[:EVIDENCE_CHARS], before=[b[:EVIDENCE_CHARS] for b in before],
+        ev = Evidence(self.path, line_no, clip(text, EVIDENCE_CHARS), before=[clip(b, EVIDENCE_CHARS) for b in before],
                       captures=caps)
         hits.evidence.append(ev)
-        ev.after.extend(_lines_from(self.block, end + 1, CONTEXT, EVIDENCE_CHARS))
+        ev.after.extend(clip(a, EVIDENCE_CHARS) for a in _lines_from(self.block, end + 1, CONTEXT, EVIDENCE_CHARS))
         if len(ev.after) < CONTEXT:
             self.awaiting.append(ev)
         if self.on_finding is not None and hits.count == 1:
@@ -407,18 +419,45 @@ class _SourceScan:
             if cause.applies_to(self.detection.versions.get(cause.tool)):
                 self.on_finding(cause, ev)
 
+    def _find_advice(self, entry: Unexplained, line_no: int, text: str, end: int) -> None:
+        """A bare status line gets the readable error printed before it; any other line looks below itself
+        (now, and in the next blocks) for a line with the tool's own advice."""
+        if self.last_readable and line_no - self.last_readable[0] <= advice.BEFORE_REACH \
+                and advice.needs_readable_before(text):
+            entry.advice = self.last_readable[1]
+            return
+        item: list[Any] = [entry, advice.AFTER_REACH]
+        self.advice_wait.append(item)
+        self._fill_advice(_lines_from(self.block, end + 1, advice.AFTER_REACH, advice.LINE_CAP), only=item)
+
+    def _fill_advice(self, lines: list[str], only: list[Any] | None = None) -> None:
+        """Look for waiting entries' advice in the lines that follow them."""
+        for item in [only] if only is not None else self.advice_wait:
+            entry, left = item
+            for line in lines[:left]:
+                found = advice.advice_after(line)
+                if found or advice.ends_message(line):
+                    entry.advice = found
+                    left = 0
+                    break
+                left -= 1
+            item[1] = left
+        self.advice_wait = [i for i in self.advice_wait if i[1] > 0]
+
     def _fill_after(self, lines: list[str]) -> None:
         """Give waiting evidence its after-context from the lines that follow (a new block's first lines)."""
         for ev in self.awaiting:
-            ev.after.extend(a[:EVIDENCE_CHARS] for a in lines[: CONTEXT - len(ev.after)])
+            ev.after.extend(clip(a, EVIDENCE_CHARS) for a in lines[: CONTEXT - len(ev.after)])
         self.awaiting = [ev for ev in self.awaiting if len(ev.after) < CONTEXT]
 
-    def _unexplained(self, line_no: int, text: str, fp: str) -> None:
+    def _unexplained(self, line_no: int, text: str, fp: str, end: int) -> None:
         entry = self.unexplained.get(fp)
         if entry is not None:
             entry.count += 1
         elif len(self.unexplained) < MAX_UNEXPLAINED:
-            self.unexplained[fp] = Unexplained(self.path, line_no, text[:EVIDENCE_CHARS], 1, fp)
+            entry = self.unexplained[fp] = Unexplained(self.path, line_no, clip(text, EVIDENCE_CHARS), 1, fp,
+                                                       message_id=advice.message_id(text))
+            self._find_advice(entry, line_no, text, end)
         if "Traceback (most recent call last)" in text:
             # only headers still within reach of a later finding are kept: bounded, whatever the log
             self.open_tracebacks = [(ln, f) for ln, f in self.open_tracebacks if line_no - ln <= TRACEBACK_REACH]
@@ -452,7 +491,7 @@ def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
             if fp in unexplained:
                 unexplained[fp].count += u.count
             elif len(unexplained) < MAX_UNEXPLAINED:
-                unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint)
+                unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint, u.advice, u.message_id)
         warnings.extend(r.warnings)
     logs = [r for r in results if r.info.kind == "log" and r.info.lines]
     findings = _findings(packs, hits, detection, _last_line(logs[-1]) if logs else None, bool(unexplained), facts)
@@ -509,7 +548,8 @@ def _last_line(r: SourceResult) -> Evidence:
         end -= 1
     line = r.info.lines - (len(tail) - end)
     text = tail[end - 1] if end else ""
-    return Evidence(r.info.path, max(1, line), text[:2000], before=[t[:2000] for t in tail[:max(0, end - 1)]])
+    return Evidence(r.info.path, max(1, line), clip(text, EVIDENCE_CHARS),
+                    before=[clip(t, EVIDENCE_CHARS) for t in tail[:max(0, end - 1)]])
 
 
 def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
@@ -537,6 +577,7 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
             if explainer in found and explainer != cid and roots.get(explainer) != cid:
                 roots[cid] = explainer
                 break
+    _same_line_roots(packs, found, first, roots)
     for cid, root in roots.items():
         while root in roots:  # follow chains to the top-most root
             root = roots[root]
@@ -546,6 +587,33 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
         f.explained.sort(key=lambda e: first[e.id])
     top.sort(key=lambda f: (SEVERITY_RANK[f.severity], first[f.id]))
     return top
+
+
+def _same_line_roots(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[int, int]],
+                     roots: dict[str, str]) -> None:
+    """A broad cause (a family such as "out of memory", a catch-all wrapper) matched on lines that a specific
+    cause explains too gives way to it: dropped when the specific finding covers every line it has, otherwise
+    listed under it."""
+    specific_lines: dict[tuple[str, int], list[str]] = {}
+    for cid in sorted(found, key=lambda c: first[c]):
+        if not packs.causes[cid].broad:
+            for ev in found[cid].evidence:
+                specific_lines.setdefault((ev.path, ev.line), []).append(cid)
+    for cid, f in list(found.items()):
+        if cid in roots or not packs.causes[cid].broad or not f.evidence:
+            continue
+        # Whatever its severity, a specific cause that calls the line harmless, or only a warning, knows better -
+        # unless the line carries several tool messages (pasted together) and the specific cause is about another.
+        rank = SEVERITY_RANK[f.severity]
+        owners = [next((o for o in specific_lines.get((ev.path, ev.line), [])
+                        if SEVERITY_RANK[found[o].severity] <= rank or advice.message_count(ev.text) < 2), None)
+                  for ev in f.evidence]
+        if all(owners) and f.count == len(f.evidence) and cid not in roots.values():
+            del found[cid]
+            continue
+        root = next((o for o in owners if o is not None and roots.get(o) != cid), None)
+        if root is not None:
+            roots[cid] = root
 
 
 def _when_holds(cause: Cause, found: dict[str, Finding]) -> bool:
@@ -611,7 +679,7 @@ def _finding(cause: Cause, h: CauseHits, values: dict[str, str], configured: Con
         id=cause.id, severity=cause.severity, title=interpolate(cause.title, values),
         cause=interpolate(cause.cause, values), workaround=workaround,
         references=list(cause.references), count=h.count, evidence=evidence, tool=cause.tool,
-        versions=cause.versions,
+        versions=cause.versions, generic=cause.generic,
     )
 
 
@@ -710,6 +778,7 @@ def _join_ranges(pieces: list[SourceResult]) -> list[SourceResult]:
         whole = joined[-1]
         whole.info.lines += piece.info.lines
         whole.info.bytes += piece.info.bytes
+        whole.info.blank = whole.info.blank and piece.info.blank
         for cid, h in piece.hits.items():
             total = whole.hits.get(cid)
             if total is None:

@@ -1,7 +1,12 @@
 """Find the inputs of a run and stream them as blocks of clean text lines.
 
 Memory is bounded by the block size, whatever the size of the log: files are read in binary blocks,
-cut at line ends, decoded with replacement, stripped of ANSI escapes, with CRLF/CR turned into LF.
+cut at line ends, decoded with replacement, stripped of ANSI escapes.
+
+Lines are counted as `grep -n` counts them, so every `file:line` points where an editor, `sed -n` or
+GitHub shows that line: a LF ends a line, the CRs just before it are part of the line end (CRLF, and the
+CR CR LF that Windows tools write through a second conversion), and a lone CR inside a line (a progress
+bar redrawing itself) is shown as `␍`.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ STDIN = "-"
 
 # CSI and OSC sequences, two-character escapes, and any stray ESC left over (a cut-off sequence)
 ANSI_RE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x1b")
-CR_RE = re.compile(rb"\r\n?")
+CR_RE = re.compile(rb"\r+\n")  # a line end; any CR left after it is inside a line
+CR_MARK = "\u240d".encode()  # ␍
 
 # Files picked when walking a folder (an explicitly named file is always scanned).
 RECOGNISED = (
@@ -75,14 +81,14 @@ class Block:
     first_line: int
     n_lines: int = -1  # counted by whoever reads the block first (the gate counts them as it goes)
 
+    @property
+    def text(self) -> str:
+        return decode(self.data)
+
     def line_count(self) -> int:
         if self.n_lines < 0:
             self.n_lines = self.data.count(b"\n")
         return self.n_lines
-
-    @property
-    def text(self) -> str:
-        return decode(self.data)
 
 
 @dataclass
@@ -91,10 +97,15 @@ class ReadStats:
     bytes: int = 0
     capped_lines: list[int] = field(default_factory=list)
     truncated: bool = False
+    blank: bool = True  # until a character other than whitespace is read
 
 
 def discover(paths: list[str], warn: Callable[[str], None]) -> list[Source]:
-    """Turn command-line paths into sources: explicit files always, folders walked for known names."""
+    """Turn command-line paths into sources: explicit files always, folders walked for known names.
+
+    A folder scan says how many files it skipped and why (one warning per folder), so a build folder
+    whose logs are named unusually is not mistaken for a clean one.
+    """
     sources: list[Source] = []
     for raw in paths:
         if raw == STDIN:
@@ -108,9 +119,12 @@ def discover(paths: list[str], warn: Callable[[str], None]) -> list[Source]:
         except OSError as exc:
             raise InputError(f"cannot read {raw}: {exc.strerror}") from None
         if stat.S_ISDIR(st.st_mode):
-            found = list(_walk(path, warn))
-            if not found:
-                warn(f"{raw}: no recognised log, report or config files in this folder")
+            skipped = Skipped()
+            found = list(_walk(path, warn, skipped))
+            if skipped.total:
+                warn(f"{raw}: {skipped.summary(len(found))}")
+            elif not found:
+                warn(f"{raw}: empty folder")
             sources.extend(found)
         else:
             if not os.access(path, os.R_OK):
@@ -119,26 +133,59 @@ def discover(paths: list[str], warn: Callable[[str], None]) -> list[Source]:
     return sources
 
 
-def _walk(root: Path, warn: Callable[[str], None]) -> Iterator[Source]:
+@dataclass
+class Skipped:
+    """What a folder walk left out, by reason (with the first name of each, as an example)."""
+
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, reason: str, name: str) -> None:
+        self.reasons.setdefault(reason, []).append(name)
+
+    @property
+    def total(self) -> int:
+        return sum(len(v) for v in self.reasons.values())
+
+    def summary(self, scanned: int) -> str:
+        head = f"scanned {scanned} file{'' if scanned == 1 else 's'}" if scanned else \
+            "no log, report or config file to scan"
+        if not self.total:
+            return head
+        parts = []
+        for reason, names in sorted(self.reasons.items()):
+            example = f" (e.g. {names[0]}; name one explicitly to scan it)" if reason == NOT_RECOGNISED else ""
+            parts.append(f"{len(names)} {reason}{example}")
+        return f"{head}; skipped {self.total}: {', '.join(parts)}"
+
+
+NOT_RECOGNISED = "not named like a log, report or config"
+
+
+def _walk(root: Path, warn: Callable[[str], None], skipped: Skipped) -> Iterator[Source]:
     def on_error(exc: OSError) -> None:
         warn(f"skipped {exc.filename}: {exc.strerror}")
+        skipped.add("unreadable folder", str(exc.filename))
 
     for folder, dirs, files in os.walk(root, onerror=on_error, followlinks=False):
         dirs.sort()
         for name in sorted(files):
             if not recognised(name):
+                skipped.add(NOT_RECOGNISED, name)
                 continue
             full = os.path.join(folder, name)
             try:
                 st = os.stat(full)  # follows a file symlink; a dangling or looping one raises
             except OSError as exc:
                 warn(f"skipped {full}: {exc.strerror or exc}")
+                skipped.add("broken link", full)
                 continue
             if not stat.S_ISREG(st.st_mode):
                 warn(f"skipped {full}: not a regular file")
+                skipped.add("not a regular file", full)
                 continue
             if not os.access(full, os.R_OK):
                 warn(f"skipped {full}: permission denied")
+                skipped.add("unreadable", full)
                 continue
             yield Source(full, kind_of(name), st.st_size)
 
@@ -234,10 +281,15 @@ class _Gunzip:
 
 
 def clean_bytes(chunk: bytes) -> bytes:
-    """Normalise a chunk of whole lines: LF only, no ANSI escapes. Both are handled on the bytes with one
-    regex pass each, and only when present (the checks are memchr-fast)."""
+    """Normalise a chunk of whole lines: LF only (a lone CR shown as `␍`), no ANSI escapes.
+
+    Line ends and escapes are handled on the bytes with one regex pass each (several times faster than
+    `str.replace` chains on large blocks), and only when present: the checks are memchr-fast.
+    """
     if b"\r" in chunk:
         chunk = CR_RE.sub(b"\n", chunk)
+        if b"\r" in chunk:
+            chunk = chunk.replace(b"\r", CR_MARK)
     if b"\x1b" in chunk:
         chunk = ANSI_RE.sub(b"", chunk)
     return chunk
@@ -278,22 +330,20 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             if raw_sink is not None:
                 raw_sink(raw)
         if skipping:
-            cut = _first_eol(raw)
+            cut = raw.find(b"\n")
             if cut < 0:
                 if eof:
                     break
                 continue
-            if raw[cut:cut + 2] == b"\r\n":
-                cut += 1
             raw = raw[cut + 1:]
             skipping = False
         buffer = pending + raw
         if eof:
             chunk, pending = buffer, b""
+            if chunk.endswith(b"\r"):  # the CRs of a last line end without its LF
+                chunk = chunk.rstrip(b"\r") + b"\n"
         else:
-            cut = _last_eol(buffer)
-            if buffer[cut:cut + 1] == b"\r":  # a CR may be the first half of a CRLF split across reads
-                cut = _last_eol(buffer[:cut])
+            cut = buffer.rfind(b"\n")
             if cut < 0:
                 if len(buffer) >= LINE_CAP:
                     stats.capped_lines.append(line_no)
@@ -308,6 +358,8 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             data = clean_bytes(chunk)
             if not data.endswith(b"\n"):
                 data += b"\n"
+            if stats.blank and not data.isspace() and not decode(data).isspace():
+                stats.blank = False  # (decoded only while the input has been blank so far)
             block = Block(data, line_no)
             yield block
             n = block.line_count()
@@ -317,15 +369,6 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             break
     if getattr(stream, "read_as_text", False):
         warn(f"{display}: starts like gzip but does not decompress; read as plain text")
-
-
-def _last_eol(data: bytes) -> int:
-    return max(data.rfind(b"\n"), data.rfind(b"\r"))
-
-
-def _first_eol(data: bytes) -> int:
-    cuts = [i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0]
-    return min(cuts) if cuts else -1
 
 
 def _why(exc: BaseException) -> str:

@@ -1,7 +1,7 @@
 """Cut one large log into line-aligned byte ranges, so both cores can scan a single file.
 
-Each range knows the number of its first line (line breaks are counted the way the reader counts them:
-LF, CRLF and a lone CR each end a line), and the lines just around it for evidence context.
+Each range knows the number of its first line (a LF ends a line, as the reader and `grep -n` count
+them), and the lines just around it for evidence context.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import io
 import os
 from dataclasses import dataclass
 
-from .sources import CR_RE, Source, clean_text
+from .sources import Source, clean_text
 
 SPLIT_MIN_BYTES = 8 << 20  # below this one process is quicker: forking and compiling a gate cost ~50 ms
 _READ = 4 << 20
@@ -42,38 +42,25 @@ def plan_ranges(path: str, parts: int) -> list[Range]:
     lines_before = [1]
     line = 1
     pos = 0
-    carry_cr = False
     with open(path, "rb") as f:
         while targets:
             chunk = f.read(_READ)
             if not chunk:
                 break
             while targets and pos + len(chunk) > targets[0]:
-                # cut after the first LF at or after the target (never inside a CRLF)
+                # cut after the first LF at or after the target (the CRs of a CRLF come before it)
                 offset = chunk.find(b"\n", max(0, targets[0] - pos))
                 if offset < 0:
                     break
                 cut_in_chunk = offset + 1
                 cuts.append(pos + cut_in_chunk)
-                lines_before.append(line + _breaks(chunk[:cut_in_chunk], carry_cr))
+                lines_before.append(line + chunk.count(b"\n", 0, cut_in_chunk))
                 targets.pop(0)
-            line += _breaks(chunk, carry_cr)
-            carry_cr = chunk.endswith(b"\r")
+            line += chunk.count(b"\n")
             pos += len(chunk)
     cuts.append(size)
     ranges = [Range(cuts[i], cuts[i + 1], lines_before[i]) for i in range(len(cuts) - 1)]
     return [r for r in ranges if r.end > r.start]
-
-
-def _breaks(data: bytes, after_cr: bool) -> int:
-    """Line breaks in `data` as the reader counts them; a LF right after a CR of the previous chunk is
-    the second half of a CRLF already counted."""
-    n = data.count(b"\n")
-    if b"\r" in data:  # most logs have none: counting CRLFs costs more than counting LFs
-        n += len(CR_RE.findall(data)) - data.count(b"\r\n")
-    if after_cr and data.startswith(b"\n"):
-        n -= 1
-    return n
 
 
 class RangeReader(io.RawIOBase):

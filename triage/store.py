@@ -38,7 +38,7 @@ from .configs import Fact
 from .fingerprint import normalise
 from .formats import result_dict
 from .metrics import Metric
-from .model import Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
+from .model import Counts, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from .packs import PackSet
 from .sources import Source, open_binary
 
@@ -146,6 +146,13 @@ def m007_metrics_line_and_unit(db: Database) -> None:
     db["metrics"].add_column("unit", str)
 
 
+@_migration
+def m008_generic_findings_and_advice(db: Database) -> None:
+    db["findings"].add_column("generic", int, not_null_default=0)
+    db["unexplained"].add_column("advice", str)
+    db["unexplained"].add_column("message_id", str)
+
+
 MIGRATION_NAMES = [name for name, _ in MIGRATIONS]
 
 
@@ -213,7 +220,7 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-SINCE_RE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+SINCE_RE = re.compile(r"^\s*(\d{1,15})\s*([smhdw])\s*$")
 SINCE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
@@ -225,12 +232,14 @@ def parse_since(value: str | datetime | None, now: datetime | None = None) -> st
         return _iso(value)
     m = SINCE_RE.match(value)
     if m:
-        delta = timedelta(**{SINCE_UNITS[m.group(2)]: int(m.group(1))})
-        return _iso((now or _utcnow()) - delta)
+        try:
+            return _iso((now or _utcnow()) - timedelta(**{SINCE_UNITS[m.group(2)]: int(m.group(1))}))
+        except OverflowError:  # `99999999999d`: longer ago than datetime goes; every run is newer
+            return _iso(datetime(1, 1, 1, tzinfo=timezone.utc))
     try:
         return _iso(datetime.fromisoformat(value.strip()))
-    except ValueError:
-        raise TriageError(f"cannot read --since {value!r}",
+    except (ValueError, OverflowError):
+        raise TriageError(f"cannot read --since {value[:40]!r}",
                           hint="use a duration such as 24h, 7d, 2w or a date such as 2024-05-01") from None
 
 
@@ -424,7 +433,7 @@ def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
             workaround=f.get("workaround", ""), references=list(f.get("references") or []),
             count=int(f.get("count") or 0), evidence=[evidence(e) for e in f.get("evidence") or []],
             tool=f.get("tool", ""), versions=f.get("versions"),
-            explained=[finding(x) for x in f.get("explains") or []],
+            explained=[finding(x) for x in f.get("explains") or []], generic=bool(f.get("generic")),
         )
 
     info = RunInfo(
@@ -434,7 +443,8 @@ def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
                 for i in run.get("inputs") or []],
     )
     unexplained = [Unexplained(u.get("path", ""), int(u.get("line") or 0), u.get("text", ""), int(u.get("count") or 1),
-                               u.get("fingerprint", "")) for u in doc.get("unexplained") or []]
+                               u.get("fingerprint", ""), u.get("advice"), u.get("message_id"))
+                   for u in doc.get("unexplained") or []]
     metric_fields = {f.name for f in fields(Metric)}
     metrics = [Metric(**{k: m.get(k) for k in metric_fields}) for m in doc.get("metrics") or []
                if isinstance(m, Mapping) and m.get("resource") is not None]
@@ -469,6 +479,7 @@ def _input_hash(doc: Mapping[str, Any]) -> str:
 class RecordOutcome:
     run_id: int
     duplicate: bool
+    undated: bool = False  # an ingested document without `created`: dated by the ingest
 
 
 @dataclass
@@ -579,7 +590,9 @@ class Store:
         (the existing id comes back with `duplicate=True`) unless `force`."""
         keeper = logs if isinstance(logs, LogKeeper) else LogKeeper.from_bytes(logs or {})
         keeper.complete(result.run.inputs)
-        doc = scan_document(result, dimensions=dimensions, packs=packs, duration_s=duration_s, keeper=keeper)
+        created = created or _utcnow()
+        doc = scan_document(result, dimensions=dimensions, packs=packs, duration_s=duration_s, keeper=keeper,
+                            created=created)
         return self._record(doc, keeper.logs(), force=force, created=created)
 
     def ingest(self, doc: Mapping[str, Any], *, force: bool = False) -> RecordOutcome:
@@ -591,12 +604,17 @@ class Store:
         dims = doc.get("dimensions") if isinstance(doc.get("dimensions"), Mapping) else {}
         doc["dimensions"] = {k: (str(dims[k]) if dims.get(k) is not None else None) for k in DIMENSIONS}
         created = None
-        if doc.get("created"):
+        if doc.get("created") is not None:  # when the scan ran: the run belongs to that day's nightly
             try:
                 created = datetime.fromisoformat(str(doc["created"]))
             except ValueError:
-                created = None
-        return self._record(doc, {}, force=force, created=created)
+                raise InputError(f"created: {str(doc['created'])[:40]!r} is not an ISO 8601 date-time",
+                                 hint="write it as 2024-05-01T10:00:00Z, as `triage scan --format json` does") from None
+            if created.tzinfo is None:
+                created = created.replace(tzinfo=timezone.utc)
+        outcome = self._record(doc, {}, force=force, created=created)
+        outcome.undated = created is None
+        return outcome
 
     def ingest_file(self, path: str | Path, *, force: bool = False) -> RecordOutcome:
         try:
@@ -650,7 +668,7 @@ class Store:
         flat = list(_flatten(doc.get("findings") or []))
         self.db["findings"].insert_all(
             {"run_id": run_id, "cause_id": f["id"], "severity": f.get("severity"), "title": f.get("title"),
-             "count": f.get("count"), "parent_cause_id": parent,
+             "count": f.get("count"), "parent_cause_id": parent, "generic": int(bool(f.get("generic"))),
              "first_path": (f.get("evidence") or [{}])[0].get("path"),
              "first_line": (f.get("evidence") or [{}])[0].get("line")}
             for f, parent in flat)
@@ -662,7 +680,8 @@ class Store:
             for f, _ in flat for e in f.get("evidence") or [])
         self.db["unexplained"].insert_all(
             {"run_id": run_id, "fingerprint": u.get("fingerprint"), "normalised": normalise(u.get("text") or ""),
-             "path": u.get("path"), "line": u.get("line"), "text": u.get("text"), "count": u.get("count")}
+             "path": u.get("path"), "line": u.get("line"), "text": u.get("text"), "count": u.get("count"),
+             "advice": u.get("advice"), "message_id": u.get("message_id")}
             for u in doc.get("unexplained") or [])
         self.db["metrics"].insert_all(
             {"run_id": run_id, **{k: m.get(k) for k in METRIC_COLUMNS}}
@@ -698,15 +717,22 @@ class Store:
                    "commit", "host", "device", "packs_digest", "duration_s", "input_hash"]
         top = "from findings as f where f.run_id = runs.id and f.parent_cause_id is null"
         sql = (f"select {', '.join(f'runs.[{c}]' for c in columns)},"
-               f" (select count(*) {top} and f.severity = 'error') as errors,"
-               f" (select count(*) {top} and f.severity = 'warning') as warnings,"
-               f" (select count(*) {top}) as findings,"
-               f" (select f.cause_id {top} order by f.rowid limit 1) as top"
+               + "".join(f" (select count(*) {top} and f.severity = '{sev}') as [{sev}]," for sev in ("error", "warning", "info"))
+               + " (select count(*) from findings as f where f.run_id = runs.id and f.parent_cause_id is not null)"
+               " as [explained],"
+               " (select count(*) from unexplained as u where u.run_id = runs.id) as [unexplained],"
+               f" (select f.cause_id {top} order by f.rowid limit 1) as [top]"
                f" from runs{' where ' + ' and '.join(clauses) if clauses else ''}"
                " order by runs.created desc, runs.id desc" + (" limit ?" if limit is not None else ""))
         if limit is not None:
             args.append(limit)
-        yield from self.db.query(sql, args)
+        for row in self.db.query(sql, args):
+            counts = Counts(**{k: row.pop(k) for k in ("error", "warning", "info", "explained", "unexplained")})
+            top_id = row.pop("top")
+            row["counts"] = counts.to_dict()
+            row["errors"], row["warnings"], row["findings"] = counts.error, counts.warning, counts.findings
+            row["top"] = top_id
+            yield row
 
     def run(self, run_id: int) -> dict[str, Any]:
         """The run row, its result document (`result`), findings and inputs (without the kept log bytes)."""
@@ -734,6 +760,50 @@ class Store:
             return None
 
         return self._read(read)
+
+    def unexplained_lines(self, *, fingerprint: str | None = None, run_id: int | None = None,
+                          line: int | None = None, path: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Stored unexplained lines, newest run first, each with its run's tool, phase, status and date."""
+        clauses, args = [], []
+        for clause, value in (("fingerprint = ?", fingerprint), ("run_id = ?", run_id), ("line = ?", line),
+                              ("path = ?", path)):
+            if value is not None:
+                clauses.append(clause)
+                args.append(value)
+
+        def read() -> list[dict[str, Any]]:
+            rows = list(self.db["unexplained"].rows_where(" and ".join(clauses) or None, args,
+                                                          order_by="run_id desc, rowid", limit=limit))
+            ids = sorted({r["run_id"] for r in rows})
+            runs = {r["id"]: r for r in self.db["runs"].rows_where(
+                f"id in ({', '.join('?' for _ in ids)})", ids, select="id, tool, phase, status, created, label")} \
+                if ids else {}
+            for r in rows:
+                run = runs.get(r["run_id"], {})
+                r.update({k: run.get(k) for k in ("tool", "phase", "status", "created", "label")})
+            return rows
+
+        return self._read(read)
+
+    def kept_logs(self, run_id: int) -> list[tuple[str, bytes]]:
+        """(path, text) of every input of a run whose log was kept whole; [] when any was not."""
+        def read() -> list[tuple[str, bytes]] | None:
+            rows = list(self.db["inputs"].rows_where("run_id = ?", [run_id], select="path, log, log_truncated",
+                                                     order_by="rowid"))
+            if not rows or any(r["log"] is None or r["log_truncated"] for r in rows):
+                return None
+            return [(str(r["path"]), r["log"]) for r in rows]
+
+        kept = self._read(read)
+        return [(path, unpack_log(blob)) for path, blob in kept] if kept else []
+
+    def kept_sources(self, run_id: int, folder: str) -> list[Source]:
+        """The kept logs of a run written to `folder`, reported under their original paths ([] if not kept whole)."""
+        rows = self._read(lambda: list(self.db["inputs"].rows_where(
+            "run_id = ?", [run_id], select="path, kind, log, log_truncated", order_by="rowid")))
+        if not rows or any(r["log"] is None or r["log_truncated"] for r in rows):
+            return []
+        return [_materialise(folder, n, r) for n, r in enumerate(rows)]
 
     # -- knowledge base -------------------------------------------------------------------------------
 
