@@ -62,7 +62,7 @@ for i in range({BASE}):
     store.ingest(doc, force=True)
 store.close()
 """
-    subprocess.run([python, "-c", code], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(root)})
+    subprocess.run([python, "-c", code], check=True, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
 
 
 def grow(db: Path, runs: int) -> None:
@@ -95,11 +95,12 @@ def grow(db: Path, runs: int) -> None:
     conn.close()
 
 
-def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS (MB) and bytes written to stdout of one CLI run."""
+def measure(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS (MB) and bytes written to stdout of one CLI run (in `cwd`: `python -m triage`
+    imports the checkout it starts in)."""
     with tempfile.TemporaryFile() as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
         if os.waitstatus_to_exitcode(status) not in (0, 1):
@@ -136,7 +137,7 @@ def main() -> None:
                                                "--limit", "0", "--json"],
             }
             for name, cmd in cmds.items():
-                runs = [measure(cmd, env) for _ in range(args.repeat)]
+                runs = [measure(cmd, env, args.root) for _ in range(args.repeat)]
                 wall = statistics.median(r[0] for r in runs)
                 rss = max(r[1] for r in runs)
                 print(f"  {size:>6,} runs  {name:<28} {wall:7.2f} s  peak RSS {rss:5.0f} MB  "
