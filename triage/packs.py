@@ -55,7 +55,7 @@ CAUSE_KEYS = {
 }
 # Causes found by code rather than by a line: their text is data, their detection is not.
 DETECTORS = ("config", "absence")
-WHEN_KEYS = {"present", "absent"}
+WHEN_KEYS = {"present", "absent", "phases"}
 CAUSE_REQUIRED = ("id", "title", "severity", "cause", "workaround", "signatures")
 SIGNATURE_KEYS = {"regex", "literal", "ignore_case", "match", "no_match", "where"}
 VERSION_KEYS = {"affected", "note"}
@@ -481,7 +481,10 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
     chk.keys(when, WHEN_KEYS, "when", cause_id)
     for key in WHEN_KEYS & set(when):
         if not isinstance(when[key], list) or any(not isinstance(v, str) for v in when[key]):
-            chk.fail(f"when.{key} must be a list of cause ids", line, cause_id)
+            chk.fail(f"when.{key} must be a list of {'phases' if key == 'phases' else 'cause ids'}", line, cause_id)
+    for phase_name in when.get("phases") or []:
+        if phase_name not in PHASES:
+            chk.fail(f"unknown phase {phase_name!r} in when.phases", line, cause_id, hint=f"one of {', '.join(PHASES)}")
     generic, family = raw.get("generic", False), raw.get("family", False)
     if not isinstance(generic, bool) or not isinstance(family, bool):
         chk.fail("'generic' and 'family' must be true or false", line, cause_id)

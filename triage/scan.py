@@ -18,7 +18,7 @@ import regex
 
 from . import advice
 from .configs import Fact, evidence_of, misconfigurations, read_config
-from .detect import CompiledRule, Detection, compile_rules
+from .detect import ENDING_PHASES, CompiledRule, Detection, compile_rules
 from .display import EVIDENCE_CHARS, clip
 from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
@@ -538,6 +538,7 @@ def _merge_detection(total: Detection, part: Detection) -> None:
     elif part.ended:  # an exit marker without a phase of its own
         total.ended = True
     total.phases_done |= part.phases_done
+    total.phases_seen |= part.phases_seen
 
 
 def _last_line(r: SourceResult) -> Evidence:
@@ -567,7 +568,7 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
         if cid not in found:  # a misconfiguration is a finding of its own, even before a compile fails
             found[cid] = _finding(packs.causes[cid], misconfig_hits, values, (misconfig_hits, values, message))
             first[cid] = misconfig_hits.first
-    for cid in [c for c in found if not _when_holds(packs.causes[c], found)]:
+    for cid in [c for c in found if not _when_holds(packs.causes[c], found, detection)]:
         del found[cid]
     _absence(packs, found, first, detection, log_end, unexplained)
     # Root cause first: a finding explained by another found one is listed under it.
@@ -616,9 +617,12 @@ def _same_line_roots(packs: PackSet, found: dict[str, Finding], first: dict[str,
             roots[cid] = root
 
 
-def _when_holds(cause: Cause, found: dict[str, Finding]) -> bool:
+def _when_holds(cause: Cause, found: dict[str, Finding], detection: Detection) -> bool:
     present = cause.when.get("present", [])
     absent = cause.when.get("absent", [])
+    phases = cause.when.get("phases")
+    if phases and not detection.phases_seen & set(phases):
+        return False
     return all(p in found for p in present) and not any(a in found for a in absent)
 
 
@@ -627,7 +631,7 @@ def _absence(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[i
     """A log that reached a phase but not its end, with nothing else to say why, is reported as such; its
     evidence is the line the log stops at."""
     cause = packs.causes.get("triage/log-incomplete")
-    if cause is None or log_end is None or detection.phase is None or detection.ended or unexplained:
+    if cause is None or log_end is None or detection.phase not in ENDING_PHASES or detection.ended or unexplained:
         return
     if any(f.severity == "error" for f in found.values()):
         return

@@ -838,13 +838,23 @@ class Store:
         if not quoted.strip():
             return []
 
+        tokens = re.findall(r'"(?:[^"]|"")*"', quoted)
+        # a pasted message is best found whole: causes with the words as one phrase first, then with all of
+        # the words, then (when none has them all) with any of them
+        phrase = '"' + " ".join(t[1:-1] for t in tokens) + '"' if len(tokens) > 1 else None
+        queries = [q for q in (phrase, quoted) if q]
+
         def read() -> list[dict[str, Any]]:
             table = self.db["causes"]
-            rows = list(table.search(quoted, limit=limit, include_rank=True))
-            if not rows:
-                tokens = re.findall(r'"(?:[^"]|"")*"', quoted)
-                if len(tokens) > 1:
-                    rows = list(table.search(" OR ".join(tokens), limit=limit, include_rank=True))
+            rows: list[dict[str, Any]] = []
+            seen: set[str] = set()
+            for q in queries:
+                for r in table.search(q, limit=limit, include_rank=True):
+                    if r["id"] not in seen and len(rows) < limit:
+                        seen.add(r["id"])
+                        rows.append(r)
+            if not rows and len(tokens) > 1:
+                rows = list(table.search(" OR ".join(tokens), limit=limit, include_rank=True))
             for r in rows:
                 r["references"] = json.loads(r.get("references") or "[]")
                 r["examples"] = [e for e in (r.get("examples") or "").split("\n") if e]
