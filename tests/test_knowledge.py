@@ -141,7 +141,8 @@ def test_packs_eval_cli_prints_the_three_figures(small_heldback: Path) -> None:
 
 FAMILIES = ["family/out-of-memory", "family/disk-full", "family/licence-checkout", "family/permission-denied",
             "family/program-not-found", "family/shared-library-missing", "family/numpy-abi-mismatch",
-            "family/tool-version-mismatch", "family/part-not-installed", "family/tool-crashed"]
+            "family/tool-version-mismatch", "family/part-not-installed", "family/tool-crashed",
+            "family/python-module-missing", "family/python-api-changed"]
 
 
 @pytest.mark.parametrize("cause_id", FAMILIES)
@@ -244,3 +245,25 @@ def test_a_bare_status_line_gets_the_readable_hailort_error_before_it(tmp_path: 
     packs = load_packs(extra=[Path(__file__).parent / "data" / "empty-pack.yaml"], builtin=False, cache=False)
     rows = scan_paths([str(log)], packs).unexplained
     assert rows[1].advice == "Failed to open the flux device" and rows[0].advice is None
+
+
+def test_a_cause_gated_on_phases_applies_only_where_the_log_shows_one(tmp_path: Path) -> None:
+    """The test-bench ERROR cause assumes csim; a pip error line of a real log is not one."""
+    pip_log = PUBLIC / "hls4ml/018-hls4ml-tutorial-28-conifer-requires-python38.log"
+    assert "hls/csim-testbench-error-message" not in {f.id for f in scan_paths([str(pip_log)], PACKS).all_findings()}
+    # synthetic: the same kind of line inside the csim phase markers Vivado HLS prints
+    csim = tmp_path / "vivado_hls.log"
+    csim.write_text("INFO: [SIM 211-2] *************** CSIM start ***************\nERROR: Results differ from golden\n"
+                    "INFO: [SIM 211-1] CSim done with 0 errors.\n")
+    assert "hls/csim-testbench-error-message" in {f.id for f in scan_paths([str(csim)], PACKS).all_findings()}
+
+
+def test_when_phases_names_known_phases(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(
+        "pack: p\ntool: any\ncauses:\n  - id: p/x\n    title: T\n    severity: error\n"
+        "    cause: Long enough cause text for the loader to accept it.\n"
+        "    workaround: Long enough workaround text for the loader to accept it.\n"
+        "    when: {phases: [csimm]}\n"
+        "    signatures:\n      - {regex: 'flux fails', match: ['flux fails']}\n")
+    with pytest.raises(PackError, match="unknown phase 'csimm' in when.phases"):
+        load_packs(extra=[tmp_path], builtin=False, cache=False)

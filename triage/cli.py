@@ -7,22 +7,50 @@ import re
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 
 from . import __version__
 from .errors import TriageError
-from .model import SEVERITY_RANK
-from .packs import load_packs
 
-# Help in click's plain layout: at 80 columns Rich's boxed option table left ~22 columns for the text.
+if TYPE_CHECKING:
+    from rich.console import Console as RichConsole
+
+# Help in click's plain layout: at 80 columns Rich's boxed option table left ~22 columns for the text, and
+# its help formatter costs more to import than the rest of `--help` together.
 app = typer.Typer(
     help="Recognise known failures in Hailo DFC, Vivado/Vitis HLS, Vivado and hls4ml compile logs.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
 )
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class _Stderr:
+    """The stderr console, created on first use (Rich is imported only by commands that print)."""
+
+    _console: RichConsole | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console  # noqa: PLC0415
+
+            type(self)._console = Console(stderr=True, highlight=False, soft_wrap=True)
+        return getattr(self._console, name)
+
+
+err: Any = _Stderr()
+
+
+def load_packs(*args: Any, **kwargs: Any) -> Any:
+    from .packs import load_packs as load  # noqa: PLC0415 - the loader imports the pack machinery
+
+    return load(*args, **kwargs)
+
+
+def Console(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - stands in for rich.console.Console
+    from rich.console import Console as RichConsole  # noqa: PLC0415
+
+    return RichConsole(*args, **kwargs)
 
 
 class Format(str, Enum):
@@ -53,6 +81,8 @@ def exit_code(result, fail_on: FailOn) -> int:  # type: ignore[no-untyped-def]
     """1 when a top-level finding is at or above `fail_on` (or the run failed with no explanation)."""
     if fail_on is FailOn.never:
         return 0
+    from .model import SEVERITY_RANK
+
     threshold = SEVERITY_RANK[fail_on.value]
     if any(SEVERITY_RANK[f.severity] <= threshold for f in result.findings):
         return 1
@@ -289,7 +319,7 @@ def packs_eval(
     only: Annotated[bool, typer.Option("--only", help="Use only the --packs given, not the built-in packs.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Score the knowledge on held-back real cases: failures explained right, clean runs, traps explained."""
+    """Score the knowledge on held-back real cases (fixtures/heldback/)."""
     from .evaluate import evaluate
 
     report = evaluate(load_packs(packs or [], builtin=not only), cases)

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from .errors import TriageError
 
@@ -73,5 +72,7 @@ def draft(
                                      "backtest": bt.to_dict() if bt else None}, indent=2) + "\n")
         return
     from .console import print_draft
+
+    from rich.console import Console  # noqa: PLC0415 - `triage --help` registers this command without Rich
 
     print_draft(Console(highlight=False), d, files, bt, out)

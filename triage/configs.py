@@ -18,11 +18,12 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from .model import Evidence
+
+if TYPE_CHECKING:
+    import yaml
 
 
 @dataclass
@@ -176,6 +177,8 @@ def _scalar(value: Any) -> str:
 
 
 def _walk_yaml(node: yaml.Node, prefix: str, path: str, lines: list[str], out: list[Fact]) -> None:
+    import yaml  # noqa: PLC0415 - only configs need it; a log scan does not pay for importing it
+
     if isinstance(node, yaml.MappingNode):
         if not node.value and prefix:
             no = node.start_mark.line + 1
@@ -214,6 +217,8 @@ def read_hls4ml_config(path: str, text: str) -> list[Fact]:
     The YAML is composed, not constructed: tags such as `!keras_model` need no loader and no code
     runs. JSON is read through the same path (YAML is a superset), falling back to `json`.
     """
+    import yaml  # noqa: PLC0415
+
     lines = text.split("\n")
     out: list[Fact] = []
     try:

@@ -501,6 +501,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     # a generic catch-all says which step failed, not why: it does not make a failure "classified"
     classified = [r for r in failed if any(f.get("severity") in CLASSIFYING_SEVERITIES and not f.get("generic")
                                            for f in by_run.get(r["id"], []))]
+    classified_ids = {r["id"] for r in classified}
     rate = len(classified) / len(failed) if failed else None
     totals = {
         "runs": len(current), "failed": len(failed),
@@ -508,7 +509,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         "unknown": sum(1 for r in current if r.get("status") not in ("failed", "passed")),
         "classified": len(classified), "unclassified": len(failed) - len(classified),
         "classification_rate": rate, "classification_text": "n/a" if rate is None else f"{rate * 100:.0f} %",
-        "unclassified_runs": [r["id"] for r in failed if r not in classified],
+        "unclassified_runs": [r["id"] for r in failed if r["id"] not in classified_ids],
     }
 
     # Causes: counts, runs affected, state, trend ---------------------------------------------------------
@@ -524,10 +525,12 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
             trend_runs[f["cause_id"]][periods - 1 - period_of(rid)].add(rid)
         if rid not in current_ids:
             continue
-        entry = per_cause.setdefault(f["cause_id"], {
-            "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
-            "severity": f.get("severity") or "info", "count": 0, "runs": set(), "labels": set(), "explained": 0,
-        })
+        entry = per_cause.get(f["cause_id"])
+        if entry is None:  # built once per cause, not once per finding
+            entry = per_cause[f["cause_id"]] = {
+                "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
+                "severity": f.get("severity") or "info", "count": 0, "runs": set(), "labels": set(), "explained": 0,
+            }
         entry["count"] += int(f.get("count") or 0)
         entry["runs"].add(rid)
         if f.get("parent_cause_id"):
@@ -556,10 +559,13 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
             continue
         if (f["cause_id"], label) in pairs_now:
             continue
-        item = resolved.setdefault((f["cause_id"], label), {
-            "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
-            "severity": f.get("severity") or "info", "label": label, "last_seen": "", "trend": _sparkline([len(s) for s in trend_runs[f["cause_id"]]]),
-        })
+        item = resolved.get((f["cause_id"], label))
+        if item is None:
+            item = resolved[(f["cause_id"], label)] = {
+                "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
+                "severity": f.get("severity") or "info", "label": label, "last_seen": "",
+                "trend": _sparkline([len(s) for s in trend_runs[f["cause_id"]]]),
+            }
         item["last_seen"] = max(item["last_seen"], _show_time(r["created"]))
     resolved_ctx = sorted(resolved.values(), key=lambda x: (x["id"], x["label"]))
 

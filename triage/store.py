@@ -700,6 +700,12 @@ class Store:
     def runs(self, since: str | datetime | None = None, tool: str | None = None, status: str | None = None,
              label: str | None = None, limit: int | None = 50) -> list[dict[str, Any]]:
         """Runs, newest first, with their finding counts and top finding (no result document)."""
+        return self._read(lambda: list(self.iter_runs(since, tool, status, label, limit)))
+
+    def iter_runs(self, since: str | datetime | None = None, tool: str | None = None, status: str | None = None,
+                  label: str | None = None, limit: int | None = 50) -> Iterator[dict[str, Any]]:
+        """`runs()` as a stream: one query (the counts and the top finding are subqueries on the findings'
+        run index), rows handed out as SQLite produces them, so memory does not grow with the history."""
         clauses: list[str] = []
         args: list[Any] = []
         cutoff = parse_since(since)
@@ -709,23 +715,24 @@ class Store:
                 args.append(value)
         columns = ["id", "created", "label", "tool", "tool_version", "phase", "part", "status", "model", "branch",
                    "commit", "host", "device", "packs_digest", "duration_s", "input_hash"]
-
-        def read() -> list[dict[str, Any]]:
-            rows = list(self.db["runs"].rows_where(
-                " and ".join(clauses) or None, args, select=", ".join(f'"{c}"' for c in columns),
-                order_by="created desc, id desc", limit=limit))
-            for r in rows:
-                found = list(self.db["findings"].rows_where("run_id = ?", [r["id"]],
-                                                             select="cause_id, severity, parent_cause_id",
-                                                             order_by="rowid"))
-                counts = Counts.of(((f["severity"], f["parent_cause_id"] is not None) for f in found),
-                                   self.db["unexplained"].count_where("run_id = ?", [r["id"]]))
-                r["counts"] = counts.to_dict()
-                r["errors"], r["warnings"], r["findings"] = counts.error, counts.warning, counts.findings
-                r["top"] = next((f["cause_id"] for f in found if f["parent_cause_id"] is None), None)
-            return rows
-
-        return self._read(read)
+        top = "from findings as f where f.run_id = runs.id and f.parent_cause_id is null"
+        sql = (f"select {', '.join(f'runs.[{c}]' for c in columns)},"
+               + "".join(f" (select count(*) {top} and f.severity = '{sev}') as [{sev}]," for sev in ("error", "warning", "info"))
+               + " (select count(*) from findings as f where f.run_id = runs.id and f.parent_cause_id is not null)"
+               " as [explained],"
+               " (select count(*) from unexplained as u where u.run_id = runs.id) as [unexplained],"
+               f" (select f.cause_id {top} order by f.rowid limit 1) as [top]"
+               f" from runs{' where ' + ' and '.join(clauses) if clauses else ''}"
+               " order by runs.created desc, runs.id desc" + (" limit ?" if limit is not None else ""))
+        if limit is not None:
+            args.append(limit)
+        for row in self.db.query(sql, args):
+            counts = Counts(**{k: row.pop(k) for k in ("error", "warning", "info", "explained", "unexplained")})
+            top_id = row.pop("top")
+            row["counts"] = counts.to_dict()
+            row["errors"], row["warnings"], row["findings"] = counts.error, counts.warning, counts.findings
+            row["top"] = top_id
+            yield row
 
     def run(self, run_id: int) -> dict[str, Any]:
         """The run row, its result document (`result`), findings and inputs (without the kept log bytes)."""
@@ -831,13 +838,23 @@ class Store:
         if not quoted.strip():
             return []
 
+        tokens = re.findall(r'"(?:[^"]|"")*"', quoted)
+        # a pasted message is best found whole: causes with the words as one phrase first, then with all of
+        # the words, then (when none has them all) with any of them
+        phrase = '"' + " ".join(t[1:-1] for t in tokens) + '"' if len(tokens) > 1 else None
+        queries = [q for q in (phrase, quoted) if q]
+
         def read() -> list[dict[str, Any]]:
             table = self.db["causes"]
-            rows = list(table.search(quoted, limit=limit, include_rank=True))
-            if not rows:
-                tokens = re.findall(r'"(?:[^"]|"")*"', quoted)
-                if len(tokens) > 1:
-                    rows = list(table.search(" OR ".join(tokens), limit=limit, include_rank=True))
+            rows: list[dict[str, Any]] = []
+            seen: set[str] = set()
+            for q in queries:
+                for r in table.search(q, limit=limit, include_rank=True):
+                    if r["id"] not in seen and len(rows) < limit:
+                        seen.add(r["id"])
+                        rows.append(r)
+            if not rows and len(tokens) > 1:
+                rows = list(table.search(" OR ".join(tokens), limit=limit, include_rank=True))
             for r in rows:
                 r["references"] = json.loads(r.get("references") or "[]")
                 r["examples"] = [e for e in (r.get("examples") or "").split("\n") if e]

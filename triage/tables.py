@@ -34,10 +34,15 @@ class Column:
 Cell = Text | str
 
 
-def print_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> None:
-    """Print `rows` under `columns` at the console's width (see the module docstring)."""
+def print_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], *,
+                header: bool = True, at_least: Sequence[int] | None = None) -> list[int]:
+    """Print `rows` under `columns` at the console's width (see the module docstring). A long listing is
+    printed in slices: `at_least` (the widths an earlier slice returned) keeps the columns aligned, and
+    `header=False` leaves the column names out. Returns the columns' natural widths."""
     cells = [[c if isinstance(c, Text) else Text(str(c)) for c in row] for row in rows]
     natural = [max([cell_len(col.name)] + [r[i].cell_len for r in cells]) for i, col in enumerate(columns)]
+    if at_least is not None:
+        natural = [max(n, w) for n, w in zip(natural, at_least)]
     text_cols = [i for i, col in enumerate(columns) if not col.whole]
     room = console.width - sum(natural[i] for i, col in enumerate(columns) if col.whole) - GAP * (len(columns) - 1)
     widths = list(natural)
@@ -45,21 +50,23 @@ def print_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequ
         wrapping = [i for i in text_cols if not columns[i].keep_end]
         spare = room - sum(min(natural[i], columns[i].min) for i in text_cols if columns[i].keep_end)
         if console.is_terminal and wrapping and spare // len(wrapping) < STACK_BELOW:
-            _print_stacked(console, columns, cells, natural)
-            return
+            _print_stacked(console, columns, cells, natural, header)
+            return natural
         left, todo = room, sorted(text_cols, key=lambda i: natural[i])  # short columns keep their width
         for n, i in enumerate(todo):
             widths[i] = min(natural[i], max(columns[i].min, left // (len(todo) - n)))
             left -= widths[i]
-    table = _table(columns, widths, wrap=console.is_terminal)
+    table = _table(columns, widths, wrap=console.is_terminal, header=header)
     for row in cells:
         table.add_row(*(_cut_start(c, widths[i]) if columns[i].keep_end else c for i, c in enumerate(row)))
     emit(console, table, sum(widths) + GAP * (len(columns) - 1))
+    return natural
 
 
-def _table(columns: Sequence[Column], widths: Sequence[int], wrap: bool) -> Table:
+def _table(columns: Sequence[Column], widths: Sequence[int], wrap: bool, header: bool = True) -> Table:
     # padding (0, 1) without edge padding: exactly GAP (2) spaces between columns
-    table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, GAP // 2), header_style="bold" if wrap else "")
+    table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, GAP // 2), header_style="bold" if wrap else "",
+                  show_header=header)
     for col, width in zip(columns, widths):
         fixed = col.whole or col.keep_end or not wrap
         table.add_column(col.name, justify=col.justify, width=width,  # type: ignore[arg-type]
@@ -73,16 +80,18 @@ def _cut_start(text: Text, width: int) -> Text:
     return Text("…", style=text.style) + text[len(text.plain) - max(width - 1, 0):]
 
 
-def _print_stacked(console: Console, columns: Sequence[Column], cells: list[list[Text]], natural: list[int]) -> None:
+def _print_stacked(console: Console, columns: Sequence[Column], cells: list[list[Text]], natural: list[int],
+                   header: bool = True) -> None:
     """The whole columns as a table, each row followed by its text columns, wrapped and indented."""
     keep = [i for i, col in enumerate(columns) if col.whole]
-    table = _table([columns[i] for i in keep], [natural[i] for i in keep], wrap=True)
+    table = _table([columns[i] for i in keep], [natural[i] for i in keep], wrap=True, header=header)
     for row in cells:
         table.add_row(*(row[i] for i in keep))
     width = sum(natural[i] for i in keep) + GAP * (len(keep) - 1)
     lines = console.render_lines(table, console.options.update(width=max(width, 1)), pad=False)
-    _print_line(console, lines[0])
-    for row, line in zip(cells, lines[1:]):
+    if header:
+        _print_line(console, lines[0])
+    for row, line in zip(cells, lines[1:] if header else lines):
         _print_line(console, line)
         below = Text("  ").join(row[i] for i, col in enumerate(columns) if not col.whole and row[i].plain)
         for part in below.wrap(console, max(console.width - STACK_INDENT, STACK_BELOW)):
