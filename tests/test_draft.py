@@ -216,3 +216,9 @@ def test_nightly_page_offers_the_draft_command(tmp_path: Path, packs) -> None:
                                                     version="test"))
     (u,) = result.unexplained
     assert f'<div class="draft muted">triage kb draft {u.fingerprint}</div>' in html
+
+
+def test_a_line_with_nothing_stable_is_a_clear_error(bare_packs) -> None:
+    with pytest.raises(InputError, match="cannot draft a signature from 'ERROR: \\[Hs'") as err:
+        draft_line(Origin("ERROR: [Hs", fingerprint("ERROR: [Hs"), tool="vivado"), bare_packs)  # a real line, cut off
+    assert "--line N" in (err.value.hint or "")

@@ -141,7 +141,8 @@ def test_packs_eval_cli_prints_the_three_figures(small_heldback: Path) -> None:
 
 FAMILIES = ["family/out-of-memory", "family/disk-full", "family/licence-checkout", "family/permission-denied",
             "family/program-not-found", "family/shared-library-missing", "family/numpy-abi-mismatch",
-            "family/tool-version-mismatch", "family/part-not-installed", "family/tool-crashed"]
+            "family/tool-version-mismatch", "family/part-not-installed", "family/tool-crashed",
+            "family/python-module-missing", "family/python-api-changed"]
 
 
 @pytest.mark.parametrize("cause_id", FAMILIES)

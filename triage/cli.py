@@ -324,7 +324,7 @@ def packs_eval(
     only: Annotated[bool, typer.Option("--only", help="Use only the --packs given, not the built-in packs.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Score the knowledge on held-back real cases: failures explained right, clean runs, traps explained."""
+    """Score the knowledge on held-back real cases (fixtures/heldback/)."""
     from .evaluate import evaluate
 
     report = evaluate(load_packs(packs or [], builtin=not only), cases)

@@ -79,8 +79,10 @@ def _db(db: Path | None) -> Path:
 @runs_app.command("list")
 def runs_list(
     since: Annotated[Optional[str], typer.Option(help="Only runs newer than this: 24h, 7d, 2w or a date.")] = None,
-    tool: Annotated[Optional[RunTool], typer.Option(help="Only runs of this tool.")] = None,
-    status: Annotated[Optional[Status], typer.Option(help="Only runs with this status.")] = None,
+    tool: Annotated[Optional[RunTool], typer.Option(metavar="TOOL", help="Only runs of this tool: "
+                                                    + ", ".join(RUN_TOOLS) + ".")] = None,
+    status: Annotated[Optional[Status], typer.Option(metavar="STATUS", help="Only runs with this status: "
+                                                     + ", ".join(RUN_STATUSES) + ".")] = None,
     label: Annotated[Optional[str], typer.Option(help="Only runs with this label.")] = None,
     limit: Annotated[int, typer.Option(min=0, help="At most this many runs, newest first (0: all).")] = 50,
     as_json: JsonOpt = False,
@@ -269,9 +271,11 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
             head.add_row(Text(key), Text(str(run[key])))
     kept = [i for i in run.get("inputs") or [] if i.get("log_kept")]
     head.add_row(Text("logs kept"), Text(f"{len(kept)} of {len(run.get('inputs') or [])} inputs"))
+    result = _store.result_from_doc(run["result"])
+    head.add_row(Text("counts"), Text(result.counts().text()))  # the words of `runs list`, JSON and HTML
     emit(out, head, out.width)
     out.print()
-    print_result(out, _store.result_from_doc(run["result"]), duration_s=run.get("duration_s"), drafts=True)
+    print_result(out, result, duration_s=run.get("duration_s"), drafts=True)
 
 
 def print_retriage(out: Console, changes: list[_store.RetriageChange]) -> None:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from .display import clip
 from .model import Finding, ScanResult, Unexplained
 from .packs import Cause
 from .tables import Column, print_table
@@ -133,6 +133,14 @@ def _label(f: Finding) -> Text:
     return Text(f"{f.severity}[{f.id}]", STYLE[f.severity])
 
 
+def _title(f: Finding, style: str = "") -> Text:
+    """The title; a catch-all cause says it is one (it names the step that failed, not why)."""
+    title = _plain(f.title, style)
+    if f.generic and "generic" not in f.title.lower():
+        title.append(" (generic)", "dim")
+    return title
+
+
 def is_minor(f: Finding) -> bool:
     """Findings that do not explain a failure: information, and tool noise titled as harmless."""
     return f.severity == "info" or "harmless" in f.title.lower()
@@ -146,8 +154,7 @@ def finding_lines(console: Console, f: Finding, *, verbose: bool = False, explai
     """A finding in full: header, evidence, cause, workaround, versions, what it explains, references."""
     width = console.width
     prose = min(width, PROSE_WIDTH)
-    out = wrap(console, _plain(f.title, "bold") + (Text(" (generic)", "dim") if f.generic else ""), width, 4,
-               first=_label(f) + ": ")
+    out = wrap(console, _title(f, "bold"), width, 4, first=_label(f) + ": ")
     if explained_by:
         out.append(token_line("  = explained by ", _plain(explained_by, "bold"), width))
     out.extend(_evidence_lines(console, f, verbose))
@@ -212,9 +219,9 @@ def one_line(f: Finding, width: int, prefix: str = "  ") -> list[Text]:
     head = token_line(prefix, _label(f), width)
     room = width - head.cell_len - 2 - (where.cell_len + count.cell_len + 2 if where.plain else 0)
     if room >= 20 or (not where.plain and room >= 12):
-        return [_cat(head, ": ", cut(_plain(f.title), room), "  " if where.plain else "", where, count)]
+        return [_cat(head, ": ", cut(_title(f), room), "  " if where.plain else "", where, count)]
     room = width - head.cell_len - 2
-    first = _cat(head, ": ", cut(_plain(f.title), room)) if room >= 12 else head
+    first = _cat(head, ": ", cut(_title(f), room)) if room >= 12 else head
     indent = " " * (len(prefix) - len(prefix.lstrip()) + 4)
     return [first, token_line(indent + "--> ", where, width, count)] if where.plain else [first]
 
@@ -245,7 +252,7 @@ def print_result(console: Console, result: ScanResult, *, verbose: bool = False,
     width = console.width
     _out(console, wrap(console, _run_header(result), width, 4))
     major = [f for f in result.findings if verbose or not is_minor(f)]
-    minor = [f for f in result.findings if f not in major]
+    minor = [f for f in result.findings if not verbose and is_minor(f)]
     for f in major:
         console.print()
         _out(console, finding_lines(console, f, verbose=verbose))
@@ -277,18 +284,17 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
     n = len(items)
     out = [Text(f"{n} error line{'s' if n != 1 else ''} no known cause explains:", "bold")]
     for u in items if limit is None else items[:limit]:
-        where = Text("  ") + _where(u.path, u.line)
-        if u.count > 1:
-            where.append(f" ×{u.count}", "dim")
+        loc = _where(u.path, u.line)
+        count = Text(f" ×{u.count}", "dim") if u.count > 1 else Text()
         text = _plain(u.text.strip())
-        room = width - where.cell_len - 2
+        room = width - 2 - loc.cell_len - count.cell_len - 2
         if room >= MIN_LOG_TEXT or room >= text.cell_len:
-            out.append(_cat(where, "  ", cut(text, room)))
-        else:
-            out.append(token_line("", where, width))
+            out.append(_cat("  ", loc, count, "  ", cut(text, room)))
+        else:  # the location leaves too little: the text gets a line of its own below it
+            out.append(token_line("  ", loc, width, count))
             out.append(Text("      ") + cut(text, width - 6))
         advice = advice_of(u)
-        if advice:
+        if advice:  # the tool's own advice printed with the line (Resolution:, the first HailoRT error, ...)
             out.extend(wrap(console, _plain(advice), min(width, PROSE_WIDTH), 12, first=Text("      advice: ", "green")))
         if drafts and u.fingerprint:
             out.append(token_line("      draft: ", _plain(f"triage kb draft {u.fingerprint}", "dim"), width))
@@ -314,8 +320,6 @@ def summary_parts(result: ScanResult, duration_s: float | None = None,
     c = result.counts()  # the one definition of the counts, shared with the JSON, `runs list` and the HTML
     counts = [("error", c.error), ("warning", c.warning), ("info", c.info)]
     tally = [Text(_plural(n, sev), STYLE[sev]) for sev, n in counts if n]
-    if c.explained:
-        tally.append(Text(f"{c.explained} explained", "dim"))
     if result.unexplained:
         tally.append(Text(_plural(len(result.unexplained), "unexplained error line"), "bold"))
     if not tally:
@@ -360,8 +364,7 @@ def print_short(console: Console, result: ScanResult, *, duration_s: float | Non
         path, line = f.first_line
         console.print(Text(short_line(path, line, f.severity, f.title, f.id)), soft_wrap=True)
     for u in result.unexplained:
-        text = u.text.strip()
-        text = text if len(text) <= SHORT_TEXT else text[:SHORT_TEXT - 1] + "…"
+        text = clip(u.text.strip(), SHORT_TEXT)
         console.print(Text(short_line(u.path, u.line, "warning", f"no known cause explains: {text}",
                                       UNEXPLAINED_ID)), soft_wrap=True)
     console.print(summary(result, duration_s, note), soft_wrap=True)

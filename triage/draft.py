@@ -23,7 +23,7 @@ from typing import Any
 import regex
 import yaml
 
-from .errors import InputError
+from .errors import InputError, PackError
 from .fingerprint import MASKS, MESSAGE_ID, fingerprint, normalise
 from .packs import ID_RE, PLACEHOLDER, TOOLS, Cause, PackSet, load_pack_file
 from .sources import ReadStats, read_blocks
@@ -315,6 +315,7 @@ def severity_of(line: str) -> str:
 def draft_line(origin: Origin, packs: PackSet, examples: Iterable[str] = (), no_match: Iterable[str] = (),
                excerpt: str | None = None) -> Draft:
     """A draft for `origin`: the regex, id and title derived from its text, checked against every example."""
+    origin.text = _CLIPPED.sub("", origin.text).strip()
     match = _distinct([origin.text, *examples], MATCH_EXAMPLES)
     tool = origin.tool if origin.tool in TOOLS and origin.tool != "unknown" else "any"
     pattern = derive_regex(origin.text)
@@ -329,7 +330,12 @@ def draft_line(origin: Origin, packs: PackSet, examples: Iterable[str] = (), no_
         no_match=[n for n in _distinct(no_match, NO_MATCH_EXAMPLES * 4) if not compiled.search(n)][:NO_MATCH_EXAMPLES],
         origin=origin, excerpt=excerpt,
     )
-    draft.as_cause()  # raises a PackError (with the loader's own hint) when the line has nothing to key on
+    try:
+        draft.as_cause()  # the packs' own loader: the regex, its literal and every example
+    except PackError as exc:
+        raise InputError(f"cannot draft a signature from {origin.text[:120]!r}: {exc.message.split(': ', 1)[-1]}",
+                         hint="draft from another line of the failure (--line N), or write the signature by hand "
+                              "(docs/packs.md)") from None
     return draft
 
 
@@ -415,10 +421,14 @@ def _excerpt(store: Any, origin: Origin) -> str | None:
     return None
 
 
+_CLIPPED = re.compile(r" … \(cut at \d+ characters\)$")  # the marker of `triage.display.clip`
+
+
 def _distinct(items: Iterable[str], limit: int) -> list[str]:
+    """The first `limit` distinct lines, as the log had them (a stored line cut with its marker loses it)."""
     out: list[str] = []
     for item in items:
-        item = item.strip()
+        item = _CLIPPED.sub("", item).strip()
         if item and item not in out:
             out.append(item)
         if len(out) >= limit:
