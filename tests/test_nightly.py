@@ -196,6 +196,29 @@ def test_index_has_one_row_per_page_with_its_counts(farm) -> None:  # type: igno
     assert text(find_all(last, "td", "regressed")[0]) == text(by_id(nightly, "t-regressed"))
     assert text(find_all(last, "td", "failed-n")[0]) == text(by_id(nightly, "t-failed"))
     assert find_all(last, "svg", "spark")
+    # every row's trend on one scale, the largest count of the column (a quiet week must not draw as high)
+    failed = [int(text(find_all(r, "td", "failed-n")[0])) for r in rows]
+    scales = {find_all(r, "svg", "spark")[0].get("aria-label").rsplit("scale 0 – ", 1)[1] for r in rows}
+    assert min(failed) < max(failed) and scales == {f"{max(failed)})"}
+    assert f"0 – {max(failed)}" in text(find_all(by_id(root, "reports"), "th")[-1])
+
+
+def test_unexplained_groups_carry_the_tools_own_advice(tmp_path: Path) -> None:
+    """A Vivado error no cause explains shows the Resolution: line Vivado printed below it, with its id."""
+    packs = load_packs(extra=[ROOT / "tests" / "data" / "empty-pack.yaml"], builtin=False, cache=False)
+    store = open_store(tmp_path / "a.db")
+    log = ROOT / "fixtures/corpus/logs/vivado/216-blackfenzer-vivado_tester-runme.log"
+    doc = scan_document(scan_paths([os.path.relpath(log)], packs), packs=packs)
+    # synthetic status: the log's own run ends well; its job is marked failed, as a later step could fail it
+    doc["run"]["status"] = "failed"
+    store.ingest({**doc, "dimensions": {"label": "impl"}, "created": (LAST + timedelta(hours=2)).isoformat()})
+    end = LAST + timedelta(days=1)
+    root = dom(render_nightly(build_nightly_context(store, LAST, end, now=end, packs=packs)))
+    store.close()
+    advice = [d for d in find_all(by_id(root, "unexplained"), "div", "advice")
+              if d.get("data-message-id") == "Common 17-55"]
+    assert len(advice) == 1 and text(advice[0]).endswith("returns at least one valid object.")
+    assert text(advice[0]).startswith("Common 17-55 advises:")
 
 
 def test_nightly_context_is_linear_in_the_history(tmp_path: Path) -> None:

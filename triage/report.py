@@ -871,7 +871,10 @@ def _unexplained_groups(db: Any, failed_ids: set[int], run_by_id: dict[int, dict
             g = groups.setdefault(u["fingerprint"], {
                 "fingerprint": u["fingerprint"], "normalised": u.get("normalised") or "", "text": u.get("text") or "",
                 "path": u.get("path") or "", "line": u.get("line"), "count": 0, "runs": set(), "labels": set(),
+                "advice": "", "message_id": "",
             })
+            if not g["advice"] and u.get("advice"):  # the tool's own advice, from the first run that printed one
+                g["advice"], g["message_id"] = str(u["advice"]), str(u.get("message_id") or "")
             g["count"] += int(u.get("count") or 1)
             g["runs"].add(u["run_id"])
             label = run_by_id.get(u["run_id"], {}).get("label")
@@ -1048,8 +1051,8 @@ def _existing_key(path: Path) -> str | None:
 
 def write_index(out_dir: str | Path, *, now: datetime | None = None) -> Path:
     """`index.html`: every nightly page in the folder, newest period first, each with its period, its run,
-    failure, regression and new-cause counts and a small trend of failures (read from the page's own
-    `triage-*` meta tags, so a page copied in is listed too)."""
+    failure, regression and new-cause counts and a small trend of failures, every row on one scale (read
+    from the page's own `triage-*` meta tags, so a page copied in is listed too)."""
     out = Path(out_dir)
     pages = []
     for p in (out.iterdir() if out.is_dir() else []):
@@ -1063,10 +1066,13 @@ def write_index(out_dir: str | Path, *, now: datetime | None = None) -> Path:
                       "title": meta.get("title") or m["date"], "period": meta.get("period", ""),
                       "runs": _int_or_none(meta.get("runs")), "failed": _int_or_none(meta.get("failed")),
                       "regressed": _int_or_none(meta.get("regressed")), "new": _int_or_none(meta.get("new")),
-                      "trend": _sparkline(trend, width=80.0, height=18.0) if trend else None,
-                      "until": meta.get("until", "")})
+                      "trend": trend, "until": meta.get("until", "")})
     pages.sort(key=lambda e: (e["date"], e["until"], e["href"]), reverse=True)
-    context = {**_base(now, None), "title": "triage nightly reports", "reports": pages}
+    # one scale for the whole column, so a row with 1 failure never draws as high as a row with 10
+    scale = max([1] + [v for e in pages for v in e["trend"] if v is not None])
+    for e in pages:
+        e["trend"] = _sparkline(e["trend"], scale, width=80.0, height=18.0) if e["trend"] else None
+    context = {**_base(now, None), "title": "triage nightly reports", "reports": pages, "trend_scale": scale}
     return _write(out / "index.html", render_index(context))
 
 
