@@ -183,6 +183,9 @@ def test_qor_changes_carry_absolute_figures(farm) -> None:  # type: ignore[no-un
     iob = [li for li in find_all(block, "li", "qor-change") if li.get("data-resource") == "Bonded IOB"][0]
     assert "worse" in classes(iob) and text(find_all(iob, "span", "after")[0]) == "307 %"
     assert text(find_all(iob, "span", "absolute")[0]).endswith("384 of 125 used)")
+    # the job was retargeted (xcu250 -> a Zynq part): the page says the percentages are of different devices
+    moved = find_all(block, "p", "part-change")
+    assert len(moved) == 1 and "xcu250figd2104-2L → 7z020clg400-1" in text(moved[0])
 
 
 def test_index_has_one_row_per_page_with_its_counts(farm) -> None:  # type: ignore[no-untyped-def]

@@ -425,7 +425,12 @@ def _qor_changes(db: Any, label_runs: dict[str, list[int]]) -> list[dict[str, An
                 changes.append({"resource": new["resource"], "scope": new["scope"], **change})
         if changes:
             changes.sort(key=lambda c: (not c["worse"], c["resource"]))
-            out.append({"label": label, "previous_run": prev_id, "latest_run": last_id, "changes": changes})
+            # a retargeted job: its percentages are of another device, so the page says so beside them
+            parts = {int(r["id"]): str(r.get("part") or "") for r in db.query(
+                "select id, part from runs where id in (?, ?)", [prev_id, last_id])}
+            moved = parts.get(prev_id) and parts.get(last_id) and parts[prev_id] != parts[last_id]
+            out.append({"label": label, "previous_run": prev_id, "latest_run": last_id, "changes": changes,
+                        "part_change": (parts[prev_id], parts[last_id]) if moved else None})
     return out
 
 
