@@ -15,7 +15,9 @@ Choices made for CI readers (documented in docs/ci.md):
 - SARIF: every cause of the loaded packs is a rule; each finding is one result at its first evidence line,
   further evidence lines are related locations. Paths are made relative to the working folder (forward
   slashes); standard input is the URI `%3Cstdin%3E`.
-- GitHub: `::error` / `::warning` / `::notice` per finding, with GitHub's escaping rules.
+- GitHub: `::error` / `::warning` / `::notice` per finding, with GitHub's escaping rules. A finding that
+  another one explains is a `::notice` whatever its severity: GitHub shows at most 10 annotations of a
+  level per step, and a generic wrapper on the root cause's line would only repeat it as a second error.
 """
 
 from __future__ import annotations
@@ -485,7 +487,8 @@ def to_github(result: ScanResult, *, base_dir: str | os.PathLike[str] | None = N
             message += ["", f"Explained by {root}."]
         if f.references:
             message += ["", "See " + " ".join(f.references)]
-        out.append(github_command(GITHUB_COMMAND[f.severity], "\n".join(message), file=file, line=line or None,
+        level = "notice" if root else GITHUB_COMMAND[f.severity]
+        out.append(github_command(level, "\n".join(message), file=file, line=line or None,
                                   title=f"{f.title} [{f.id}]"))
     for u in result.unexplained[:GITHUB_MAX_UNEXPLAINED]:
         out.append(github_command("warning", u.text.strip() + (f" (x{u.count})" if u.count > 1 else ""),
