@@ -5,8 +5,9 @@ Two kinds of test:
   lone id, `path:line`, path or URL that is wider than the screen by itself), every finding's id and
   `path:line` whole on one line, no trailing spaces;
 - golden files: a few real scan results, frozen as JSON in tests/data/console/, rendered exactly. They do
-  not move when the packs change. `TRIAGE_UPDATE_GOLDENS=1 pytest tests/test_console.py` rescans the
-  fixtures and rewrites both the JSON and the expected text.
+  not move when the packs change. `TRIAGE_UPDATE_GOLDENS=1 pytest tests/test_console.py` rewrites the
+  expected text from the frozen results (freezing a new golden's result first); `TRIAGE_UPDATE_GOLDENS=rescan`
+  also rescans every golden's fixture with today's packs.
 """
 
 from __future__ import annotations
@@ -31,17 +32,25 @@ from triage.store import result_from_doc
 from .conftest import CORPUS, PUBLIC, ROOT, corpus
 
 DATA = Path(__file__).parent / "data" / "console"
-UPDATE = os.environ.get("TRIAGE_UPDATE_GOLDENS") == "1"
+UPDATE = os.environ.get("TRIAGE_UPDATE_GOLDENS") in ("1", "rescan")
+RESCAN = os.environ.get("TRIAGE_UPDATE_GOLDENS") == "rescan"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SCREENS = [(80, False), (80, True), (120, False), (120, True)]
 SCREEN_IDS = ["80-pipe", "80-tty", "120-pipe", "120-tty"]
 
-# Real fixtures whose results are frozen for the golden files: a DFC root cause that explains a generic
-# wrapper, a DFC crash with an error line nothing explains, and a passed compile with warnings and notes.
+# Real fixtures whose results are frozen for the golden files, from each toolchain: a DFC root cause that
+# explains a generic wrapper, a DFC crash with an error line nothing explains, a passed DFC compile with
+# warnings and notes; Vivado HLS C++ errors under two generic wrappers, a long reference URL and notes; a
+# Vivado implementation with an unexplained CRITICAL WARNING and the tool's own advice; FINN with
+# references wider than 80 columns and a traceback nobody explains; HailoRT with repeated status checks.
 GOLDEN = {
     "dfc-partition": "dfc/cases/043-",
     "dfc-concat-unexplained": "dfc/cases/044-",
     "dfc-passed-warnings": "logs/dfc/402-",
+    "hls-cxx-errors": "hls/002-AbhirupDas04-",
+    "vivado-advice": "vivado/058-ATaylorCEngFIET-",
+    "finn-unexplained": "finn/005-Xilinx-",
+    "hailort-device-in-use": "hailort/030-irivvision-",
 }
 
 
@@ -71,6 +80,8 @@ def check_layout(text: str, result: ScanResult, width: int) -> None:
             assert f"{ev.path}:{ev.line}" in whole, f"{ev.path}:{ev.line} not whole on one line"
     for u in result.unexplained[:30]:
         assert f"{u.path}:{u.line}" in whole
+        if u.advice and u.message_id and u.message_id not in u.advice:  # the id the advice is tagged with
+            assert any(f"[{u.message_id}]" in line for line in lines), u.message_id
 
 
 def scan(path: Path) -> ScanResult:
@@ -109,10 +120,17 @@ def test_every_real_fixture_fits_the_screen_in_full(scanned, width, tty) -> None
             check_layout(render(result, width, tty, verbose=True), result, width)
 
 
+def _golden_fixture(rel: str) -> Path:
+    """A real fixture by a unique prefix of its path below fixtures/corpus or fixtures/public."""
+    hits = sorted(p for root in (CORPUS, PUBLIC) for p in root.glob(rel + "*") if not p.name.endswith(".expected.yaml"))
+    assert len(hits) == 1, f"{rel}: {hits}"
+    return hits[0]
+
+
 def frozen(name: str) -> ScanResult:
     path = DATA / f"{name}.json"
-    if UPDATE:
-        fixture = corpus(GOLDEN[name])
+    if UPDATE and (RESCAN or not path.exists()):
+        fixture = _golden_fixture(GOLDEN[name])
         cwd = Path.cwd()
         os.chdir(fixture.parent)  # the paths a user in that folder would type
         try:
