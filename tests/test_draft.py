@@ -190,6 +190,9 @@ def test_cli_draft_backtest_fill_and_retriage(tmp_path: Path) -> None:
                  "--db", db)
     assert tested.exit_code == 0, tested.stdout[-2000:]
     assert "1/1 goldens match" in tested.stdout and "hides: no cause" in tested.stdout
+    table = tested.stdout.split("Causes: fixtures hit", 1)[1].split(" match examples", 1)[0]
+    rows = [line.split() for line in table.splitlines() if re.match(r"[a-z0-9_]+/\S+\s", line)]
+    assert rows == [["dfc/indexerror-tuple-index-out-of-range", "error", "1", "0"]]  # the draft alone
     retriaged = cli("retriage", "--packs", str(drafts), "--db", db, "--json")
     assert json.loads(retriaged.stdout)[0]["added"] == ["dfc/indexerror-tuple-index-out-of-range"]
 

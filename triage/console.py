@@ -450,11 +450,15 @@ def print_search(console: Console, query: str, rows: list[dict]) -> None:  # typ
                   _plain(str(r["title"]))] for r in rows])
 
 
-def print_packs_test(console: Console, packs, report) -> None:  # type: ignore[no-untyped-def]
-    """Per-cause hits on failing vs clean fixtures, then every golden mismatch."""
-    console.print(Text("Causes: fixtures hit", "bold"))
+def print_packs_test(console: Console, packs, report,  # type: ignore[no-untyped-def]
+                     only: set[str] | None = None) -> None:
+    """Per-cause hits on failing vs clean fixtures, then every golden mismatch. `only`: the causes of the
+    packs the author passed with --packs (the built-in ones they load beside are not listed)."""
+    console.print(Text("Causes: fixtures hit" + (" (the causes of --packs)" if only is not None else ""), "bold"))
     rows = []
     for cid, cause in sorted(packs.causes.items()):
+        if only is not None and cid not in only:
+            continue
         s = report.stats.get(cid)
         clean_hits = s.clean if s else 0
         style = "bold red" if clean_hits and cause.severity == "error" else ""
