@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from triage import load_packs, scan_paths
 from triage.cli import app
-from triage.draft import (Origin, derive_regex, draft_from_store, draft_line, header_lines, suggest_title,
-                          write_draft)
+from triage.draft import (Origin, derive_regex, draft_from_store, draft_from_text, draft_line, header_lines,
+                          suggest_title, write_draft)
 from triage.errors import InputError, PackError
 from triage.fingerprint import MESSAGE_ID, fingerprint, normalise
 from triage.goldens import test_goldens as run_goldens
@@ -205,6 +205,28 @@ def test_cli_draft_from_pasted_text_prints_the_yaml(tmp_path: Path) -> None:
     assert r"""- regex: '\[Synth 8-9999\] port ''(?P<port>[^'']+)'' of module ''(?P<module>[^'']+)'' is unconnected'""" \
         in out.stdout
     assert not (tmp_path / "triage-drafts").exists()
+
+
+@pytest.mark.parametrize(("fixture", "line", "namespace", "tool"), [
+    ("hailort/030-irivvision-", 4, "hailort/", "hailort"),  # `[HailoRT] [error] ...`: a detection rule
+    ("hls/cases/005-", None, "hls/", "hls"),  # `[XFORM 203-504]`: a message id only the HLS tools print
+    ("vivado/080-pulp-platform-", None, "vivado/", "vivado"),  # `[Place 30-574]`: Vivado's
+])
+def test_pasted_text_names_its_tool(fixture, line, namespace, tool, bare_packs) -> None:
+    path = _any_fixture(fixture)
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    text = lines[line - 1] if line else next(x for x in lines if x.startswith("ERROR: ["))
+    draft = draft_from_text(text, bare_packs)
+    assert draft.cause_id.startswith(namespace) and draft.tool == tool
+    assert draft_from_text(text, bare_packs, tool="finn").cause_id.startswith("finn/")  # --tool wins
+    assert draft_from_text("IndexError: tuple index out of range", bare_packs).cause_id.startswith("site/")
+
+
+def _any_fixture(rel: str) -> Path:
+    from .conftest import PUBLIC
+
+    (hit,) = [p for root in (CORPUS, PUBLIC) for p in root.glob(rel + "*") if not p.name.endswith(".expected.yaml")]
+    return hit
 
 
 def test_nightly_page_offers_the_draft_command(tmp_path: Path, packs) -> None:

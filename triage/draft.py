@@ -340,14 +340,16 @@ def draft_line(origin: Origin, packs: PackSet, examples: Iterable[str] = (), no_
 
 
 def draft_from_text(text: str, packs: PackSet, tool: str | None = None) -> Draft:
-    """A draft from pasted text: its first error-looking line (else its first non-empty line)."""
+    """A draft from pasted text: its first error-looking line (else its first non-empty line). Without
+    `tool`, the tool is read from the text (`[HailoRT]`, a banner, a message id) for the id's namespace."""
+    from .detect import tool_of_text
     from .scan import ERROR_LINE
 
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise InputError("no text to draft from", hint="paste the error line: triage kb draft --text '<line>'")
     line = next((x for x in lines if ERROR_LINE.search(x)), lines[0])
-    origin = Origin(line.strip(), fingerprint(line), tool=tool)
+    origin = Origin(line.strip(), fingerprint(line), tool=tool or tool_of_text(text))
     return draft_line(origin, packs, excerpt=text if len(lines) > 1 else None)
 
 
