@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from triage import load_packs, scan_paths
 from triage.cli import app
-from triage.draft import (Origin, derive_regex, draft_from_store, draft_from_text, draft_line, header_lines,
-                          suggest_title, write_draft)
+from triage.draft import (Origin, _exception_line, _refuse_traceback_header, derive_regex, draft_from_store,
+                          draft_from_text, draft_line, header_lines, suggest_title, write_draft)
 from triage.errors import InputError, PackError
 from triage.fingerprint import MESSAGE_ID, fingerprint, normalise
 from triage.goldens import test_goldens as run_goldens
@@ -247,3 +247,47 @@ def test_a_line_with_nothing_stable_is_a_clear_error(bare_packs) -> None:
     with pytest.raises(InputError, match="cannot draft a signature from 'ERROR: \\[Hs'") as err:
         draft_line(Origin("ERROR: [Hs", fingerprint("ERROR: [Hs"), tool="vivado"), bare_packs)  # a real line, cut off
     assert "--line N" in (err.value.hint or "")
+
+
+def test_a_traceback_header_is_not_drafted(tmp_path: Path, bare_packs) -> None:
+    # real FINN logs: 009's second (chained) traceback is cut before its exception line; 005's ends at line 13
+    cut = _any_fixture("finn/009-Xilinx-")
+    with open_store(tmp_path / "runs.db") as store:
+        for path in (cut, _any_fixture("finn/005-Xilinx-")):
+            store.record_run(scan_paths([str(path)], bare_packs), packs=bare_packs, dimensions={"label": path.name[:3]},
+                             duration_s=0.1, logs=LogKeeper())
+        (header,) = [u for u in store.run(1)["result"]["unexplained"] if "Traceback" in u["text"]]
+        with pytest.raises(InputError, match="first line of a Python traceback") as err:
+            draft_from_store(store, bare_packs, fingerprint_=header["fingerprint"])
+        assert "--text" in (err.value.hint or "")  # nothing below it to point at
+        # a header stored while its exception line is in the kept log: the hint names that line
+        with pytest.raises(InputError) as err:
+            _refuse_traceback_header(store, Origin("Traceback (most recent call last):", "fp", 2, str(_any_fixture(
+                "finn/005-Xilinx-")), 2))
+        assert err.value.hint.endswith("triage kb draft --run 2 --line 13")
+    text = cut.read_text(encoding="utf-8")
+    assert _exception_line(text.splitlines(), 1) == (4, text.splitlines()[3].strip())  # FileNotFoundError: ...
+    assert _exception_line(text.splitlines(), 8) is None
+    pasted = draft_from_text(text, bare_packs, tool="finn")  # a pasted traceback: its exception line
+    assert pasted.match == [text.splitlines()[3].strip()]
+
+
+def test_views_offer_no_draft_for_a_traceback_header(tmp_path: Path, packs) -> None:
+    from rich.console import Console
+
+    from triage.console import unexplained_lines
+    from triage.report import build_nightly_context, render_nightly
+
+    now = datetime.now(timezone.utc)
+    result = scan_paths([str(_any_fixture("finn/009-Xilinx-"))], packs)  # a real traceback cut before its end
+    (header,) = [u for u in result.unexplained if "Traceback" in u.text]
+    with open_store(tmp_path / "runs.db") as store:
+        store.record_run(result, packs=packs, dimensions={"label": "n"}, duration_s=0.1, logs=LogKeeper(),
+                         created=now - timedelta(hours=1))
+        html = render_nightly(build_nightly_context(store, now - timedelta(days=1), now, now=now, packs=packs,
+                                                    version="test"))
+    assert f'data-fingerprint="{header.fingerprint}"' in html
+    assert f"triage kb draft {header.fingerprint}" not in html and "draft from its exception line" in html
+    shown = " ".join(line.plain for line in unexplained_lines(Console(width=80), result.unexplained, drafts=True))
+    assert f"triage kb draft {header.fingerprint}" not in shown
+    assert all(f"triage kb draft {u.fingerprint}" in shown for u in result.unexplained if u is not header)

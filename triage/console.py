@@ -283,6 +283,8 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
                       drafts: bool = False) -> list[Text]:
     """`path:line ×count  text…` per line (the text gets the width and is cut), the tool's advice below
     (and with `drafts`, the command that drafts a pack entry from it)."""
+    if drafts:
+        from .draft import draftable
     width = console.width
     n = len(items)
     out = [Text(f"{n} error line{'s' if n != 1 else ''} no known cause explains:", "bold")]
@@ -298,7 +300,7 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
             out.append(Text("      ") + cut(text, width - 6))
         if u.advice:  # the tool's own advice printed with the line (Resolution:, the first HailoRT error, ...)
             out.extend(_advice_lines(console, u, min(width, PROSE_WIDTH)))
-        if drafts and u.fingerprint:
+        if drafts and u.fingerprint and draftable(u.text):
             out.append(token_line("      draft: ", _plain(f"triage kb draft {u.fingerprint}", "dim"), width))
     if limit is not None and n > limit:
         out.append(Text(f"  … and {n - limit} more (-v shows them all, --format json has each one)", "dim"))

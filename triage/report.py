@@ -625,6 +625,8 @@ def _unexplained_groups(db: Any, failed_ids: set[int], run_by_id: dict[int, dict
                         since: datetime) -> list[dict[str, Any]]:
     if not failed_ids or "unexplained" not in db.table_names():
         return []
+    from .draft import draftable
+
     groups: dict[str, dict[str, Any]] = {}
     ids = sorted(failed_ids)
     for i in range(0, len(ids), 500):
@@ -634,6 +636,7 @@ def _unexplained_groups(db: Any, failed_ids: set[int], run_by_id: dict[int, dict
             g = groups.setdefault(u["fingerprint"], {
                 "fingerprint": u["fingerprint"], "normalised": u.get("normalised") or "", "text": u.get("text") or "",
                 "path": u.get("path") or "", "line": u.get("line"), "count": 0, "runs": set(), "labels": set(),
+                "draftable": draftable(u.get("text") or ""),
             })
             g["count"] += int(u.get("count") or 1)
             g["runs"].add(u["run_id"])
