@@ -279,6 +279,22 @@ def test_github_one_annotation_per_finding(result, packs):
     assert all(line.startswith("::warning file=") for line in rest)
 
 
+def test_ci_formats_carry_the_tools_advice_for_an_unexplained_line(packs):
+    # a real Vivado run: `[Common 17-55] 'get_property' expects at least one object`, which no cause explains,
+    # and the `Resolution:` line Vivado printed below it
+    result = scan_paths([rel(FIXTURES / "public/vivado/058-ATaylorCEngFIET-Hackster-no-clocks-specified-impl-runme.log")],
+                        packs)
+    (u,) = result.unexplained
+    assert u.advice and u.advice.startswith("If [get_<value>] was used")
+    said = f"Common 17-55 advises: {u.advice}"
+    (annotation,) = [x for x in render(result, "github", packs).splitlines() if "line=51," in x]
+    assert _unescape(annotation.split("::", 2)[2]).endswith("\n\n" + said)
+    sarif = json.loads(render(result, "sarif", packs))
+    (res,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "triage/unexplained-error-line"]
+    assert res["message"]["text"].endswith("\n\n" + said)
+    assert said in "".join(ET.fromstring(render(result, "junit", packs)).itertext())
+
+
 # ---------------------------------------------------------------------------------------------------------
 # JSON Lines
 
