@@ -26,6 +26,7 @@ from triage.console import (print_cause, print_cause_table, print_result, print_
 from triage.formats import result_dict
 from triage.model import Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from triage.scan import WarningLog, scan_sources
+from triage.tables import Column, print_table
 from triage.sources import discover
 from triage.store import result_from_doc
 
@@ -296,6 +297,16 @@ def test_packs_list_never_breaks_an_id(packs, width, tty) -> None:
         assert all(len(x) <= width for x in lines)
         titles = " ".join(" ".join(lines).split())
         assert all(" ".join(c.title.split()) in titles for c in causes)
+
+
+def test_a_stacked_row_with_no_text_adds_no_blank_line() -> None:
+    # `runs list` on an 80-column terminal: the whole columns fill the width, labels go below their row;
+    # a run without a label gets no line below it
+    columns = [Column("id", whole=True), Column("top finding", whole=True), Column("label")]
+    rows = [["1", "dfc/optimization-level-1-less-data" + "-x" * 20, ""], ["2", "dfc/gpu-selected" + "-x" * 25, "nightly"]]
+    lines = printed(lambda console: print_table(console, columns, rows), width=80, tty=True)
+    assert all(x.strip() for x in lines), lines
+    assert [x.split()[0] for x in lines] == ["id", "1", "2", "nightly"]
 
 
 def test_kb_search_table_in_a_pipe(packs) -> None:
