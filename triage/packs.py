@@ -125,6 +125,14 @@ class Signature:
         return None
 
 
+TEMPLATE = regex.compile(r"\{\{\s*(?P<name>\w+)\s*\}\}")
+
+
+def interpolate(text: str, values: dict[str, str]) -> str:
+    """Fill `{{name}}` from captures and facts; an unknown name reads as `<name>`."""
+    return TEMPLATE.sub(lambda m: str(values.get(m.group("name"), f"<{m.group('name')}>")), text)
+
+
 @dataclass
 class Cause:
     id: str
@@ -153,6 +161,11 @@ class Cause:
         return self.generic or self.family
     pack: str = ""
     source: str = ""
+
+    @property
+    def shown_title(self) -> str:
+        """The title as a finding with nothing captured shows it (`{{node}}` reads `<node>`), for listings."""
+        return interpolate(self.title, {})
 
     @property
     def versions(self) -> str | None:

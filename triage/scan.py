@@ -24,7 +24,7 @@ from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
 from .gate import Gate, make_gate
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
-from .packs import Cause, PackSet, Signature
+from .packs import Cause, PackSet, Signature, interpolate
 from .sources import LINE_CAP, Block, ReadStats, Source, decode, discover, open_binary, read_blocks
 from .split import SPLIT_MIN_BYTES, Range, RangeReader, lines_after, lines_before, plain_file, plan_ranges
 
@@ -654,12 +654,6 @@ def _absence(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[i
     first[cause.id] = (1 << 30, 0)
 
 
-PLACEHOLDER = regex.compile(r"\{\{\s*(?P<name>\w+)\s*\}\}")
-
-
-def interpolate(text: str, values: dict[str, str]) -> str:
-    """Fill `{{name}}` from captures and facts; an unknown name reads as `<name>`."""
-    return PLACEHOLDER.sub(lambda m: str(values.get(m.group("name"), f"<{m.group('name')}>")), text)
 
 
 Configured = tuple[CauseHits, dict[str, str], str]
