@@ -510,7 +510,8 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     for f in findings:
         by_run[f["run_id"]].append(f)
     tops = {rid: _top_finding(fs) for rid, fs in by_run.items()}
-    pages: set[int] = set(current_ids)  # every run the page names gets its own page
+    pages: set[int] = set()  # every run the page names gets its own page (and no other: a page over a long
+    # history names a bounded number of runs, so it never writes one page per stored run)
 
     # Runs table ------------------------------------------------------------------------------------------
     unexplained_n = _unexplained_counts(db, sorted(current_ids))
@@ -522,6 +523,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     # small; `triage runs list` has them all.
     runs_hidden = runs_ctx[MAX_RUN_ROWS:]
     runs_ctx = runs_ctx[:MAX_RUN_ROWS]
+    pages.update(r["id"] for r in runs_ctx)
 
     # Totals and classification rate ----------------------------------------------------------------------
     failed = [r for r in current if r.get("status") == "failed"]
@@ -625,6 +627,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         e["run_links"] = [{"id": rid, "href": _run_href(rid), "status": run_by_id[rid].get("status") or "unknown"}
                           for rid in run_ids[:RUN_LINKS]]
         e["more_runs"] = max(0, len(run_ids) - RUN_LINKS)
+        pages.update(run_ids[:RUN_LINKS])
         e["labels"] = sorted(e["labels"])
         e["workaround"] = first_sentence(knowledge.get(cid, {}).get("workaround") or "")
         e["generic"] = e["generic"] or bool(knowledge.get(cid, {}).get("generic"))
@@ -660,6 +663,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     unexplained_ctx = _unexplained_groups(db, {r["id"] for r in failed}, run_by_id, since)
     for g in unexplained_ctx:
         g["run_links"] = [{"id": rid, "href": _run_href(rid)} for rid in g.pop("run_ids")[:RUN_LINKS]]
+        pages.update(link["id"] for link in g["run_links"])
 
     # Quality of results per label ------------------------------------------------------------------------
     label_runs: dict[str, list[int]] = {}
@@ -695,6 +699,9 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     for item in regressed + fixed:
         if item["cause"] is not None and item["cause"]["id"] in per_cause:
             item["cause"]["anchor"] = per_cause[item["cause"]["id"]]["anchor"]
+    unclassified = [r["id"] for r in failed if r["id"] not in classified_ids]
+    unclassified_links = [{"id": rid, "href": _run_href(rid)} for rid in unclassified[-UNCLASSIFIED_LINKS:]][::-1]
+    pages.update(link["id"] for link in unclassified_links)
     failed_trend = [0] * periods
     for r in in_window:
         if r.get("status") == "failed":
@@ -714,8 +721,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
             "classified": len(classified), "unclassified": len(failed) - len(classified),
             "generic_only": len(generic_only),
             "classification_rate": rate, "classification_text": "n/a" if rate is None else f"{rate * 100:.0f} %",
-            "unclassified_runs": [{"id": r["id"], "href": _run_href(r["id"])} for r in failed
-                                  if r["id"] not in classified_ids],
+            "unclassified_runs": unclassified_links,
             "regressed": len(regressed), "fixed": len(fixed),
             "new_causes": sum(1 for c in new_causes if c["severity"] != "info"),
             "new_notes": sum(1 for c in new_causes if c["severity"] == "info"),
@@ -744,6 +750,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
 
 PHONE_COLUMNS = 5  # periods of the jobs grid shown on a narrow screen (the latest ones)
 RUN_LINKS = 8  # runs linked from a cause or an unexplained group (the rest are counted)
+UNCLASSIFIED_LINKS = 50  # failed runs without a specific cause linked by id, newest first (the rest are counted)
 GRID_ORDER = {"FAILING": 0, "FLAKY": 1, "UNKNOWN": 2, "PASSING": 3}
 
 
