@@ -514,15 +514,14 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     # history names a bounded number of runs, so it never writes one page per stored run)
 
     # Runs table ------------------------------------------------------------------------------------------
-    unexplained_n = _unexplained_counts(db, sorted(current_ids))
-    runs_ctx = [_run_row(r, tops.get(r["id"]), len(by_run.get(r["id"], [])), unexplained_n.get(r["id"], 0))
-                for r in current]
-    runs_ctx.sort(key=lambda r: (r["created"], r["id"]), reverse=True)  # newest first ...
-    runs_ctx.sort(key=lambda r: STATUS_ORDER.get(r["status"], 1))  # ... within failed, unknown, passed
+    ordered = sorted(current, key=lambda r: (r.get("created") or "", r["id"]), reverse=True)  # newest first ...
+    ordered.sort(key=lambda r: STATUS_ORDER.get(r.get("status") or "unknown", 1))  # ... within failed, unknown, passed
     # A nightly of thousands of compiles lists the runs that need a look first, then stops: the page stays
-    # small; `triage runs list` has them all.
-    runs_hidden = runs_ctx[MAX_RUN_ROWS:]
-    runs_ctx = runs_ctx[:MAX_RUN_ROWS]
+    # small (and only the rows it shows are built); `triage runs list` has them all.
+    shown, runs_hidden = ordered[:MAX_RUN_ROWS], ordered[MAX_RUN_ROWS:]
+    unexplained_n = _unexplained_counts(db, sorted(r["id"] for r in shown))
+    runs_ctx = [_run_row(r, tops.get(r["id"]), len(by_run.get(r["id"], [])), unexplained_n.get(r["id"], 0))
+                for r in shown]
     pages.update(r["id"] for r in runs_ctx)
 
     # Totals and classification rate ----------------------------------------------------------------------
@@ -732,7 +731,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         "grid": {"columns": column_titles, "rows": grid, "ran": ran_in},
         "runs": runs_ctx,
         "runs_hidden": {"count": len(runs_hidden),
-                        "by_status": dict(sorted(Counter(r["status"] for r in runs_hidden).items())),
+                        "by_status": dict(sorted(Counter(r.get("status") or "unknown" for r in runs_hidden).items())),
                         "since": _iso(since)[:10]},
         "causes": [c for c in causes_ctx if c["severity"] != "info"],
         "notes": [c for c in causes_ctx if c["severity"] == "info"],
