@@ -298,18 +298,19 @@ def packs_test(
     from .console import print_packs_test
     from .goldens import test_goldens
 
+    from .packs import pack_files
+
     pack_set = load_packs(packs or [])
     report = test_goldens(pack_set, fixtures, update=update_goldens)
     console = Console(highlight=False)
-    print_packs_test(console, pack_set, report)
+    mine = {p.name for p in pack_files(packs or [])}
+    focus = sorted(cid for cid, c in pack_set.causes.items() if c.source.rsplit(":", 1)[0] in mine)
+    print_packs_test(console, pack_set, report, only=set(focus) if packs else None)
     if against_db:
         from .backtest import backtest
         from .console import print_backtest
-        from .packs import pack_files
         from .store import default_db_path, open_store
 
-        mine = {p.name for p in pack_files(packs or [])}
-        focus = sorted(cid for cid, c in pack_set.causes.items() if c.source.rsplit(":", 1)[0] in mine)
         with open_store(db or default_db_path(), create=False) as store:
             bt = backtest(store, pack_set, focus)
         console.print()

@@ -873,6 +873,8 @@ def _unexplained_groups(db: Any, failed_ids: set[int], run_by_id: dict[int, dict
                         since: datetime) -> list[dict[str, Any]]:
     if not failed_ids or "unexplained" not in db.table_names():
         return []
+    from .draft import draftable
+
     groups: dict[str, dict[str, Any]] = {}
     ids = sorted(failed_ids)
     for i in range(0, len(ids), 500):
@@ -883,6 +885,7 @@ def _unexplained_groups(db: Any, failed_ids: set[int], run_by_id: dict[int, dict
                 "fingerprint": u["fingerprint"], "normalised": u.get("normalised") or "", "text": u.get("text") or "",
                 "path": u.get("path") or "", "line": u.get("line"), "count": 0, "runs": set(), "labels": set(),
                 "advice": "", "message_id": "",
+                "draftable": draftable(u.get("text") or ""),
             })
             if not g["advice"] and u.get("advice"):  # the tool's own advice, from the first run that printed one
                 g["advice"], g["message_id"] = str(u["advice"]), str(u.get("message_id") or "")
