@@ -24,7 +24,8 @@ KINDS = ("fail", "clean", "trap")
 CASE_KEYS = {"id", "files", "source", "kind", "warning_ok", "cause", "mention", "batch", "note"}
 CASES_FILE = "cases.yaml"
 # held-back folders by toolchain family: the three the measure reports on
-FAMILIES = {"dfc": "hailo", "hailort": "hailo", "hls": "hls", "hls4ml": "hls", "vivado": "vivado", "finn": "vivado"}
+FAMILIES = {"dfc": "hailo", "hailomz": "hailo", "hailort": "hailo", "hailo-integrations": "hailo",
+            "hls": "hls", "hls4ml": "hls", "vivado": "vivado", "vitis": "vivado", "finn": "vivado", "pynq": "vivado"}
 
 
 @dataclass
