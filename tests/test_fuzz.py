@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import triage.cli
+from triage.errors import TriageError
 from triage.sources import LINE_CAP
 
 from .conftest import CORPUS
@@ -102,7 +103,12 @@ def cli(packs):  # type: ignore[no-untyped-def]
             typer.testing._get_command = original[1]  # type: ignore[attr-defined]
 
 
-def _check(result, data: bytes, wrap: str, fmt: str) -> None:  # type: ignore[no-untyped-def]
+def _check(result, data: bytes, wrap: str, fmt: str, allow_empty: bool) -> None:  # type: ignore[no-untyped-def]
+    if isinstance(result.exception, TriageError):  # `main()` prints it as one line and exits 2
+        assert not allow_empty, result.exception.render()
+        assert result.exception.exit_code == 2 and result.exception.message.startswith("nothing "), \
+            result.exception.render()
+        return
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     assert result.exit_code in (0, 1), (result.exit_code, result.output[-2000:])
@@ -125,10 +131,12 @@ def _check(result, data: bytes, wrap: str, fmt: str) -> None:  # type: ignore[no
 @settings(max_examples=PER_SHARD, deadline=None, derandomize=EXAMPLES <= 500, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example,
                                  HealthCheck.function_scoped_fixture])
-@given(payload=payloads(), via=st.sampled_from(["stdin", "file"]), fmt=st.sampled_from(["json", "json", "text"]))
-def test_scan_never_crashes(cli, tmp_path_factory, shard: int, payload: tuple[bytes, str], via: str, fmt: str) -> None:  # type: ignore[no-untyped-def]
+@given(payload=payloads(), via=st.sampled_from(["stdin", "file"]), fmt=st.sampled_from(["json", "json", "text"]),
+       allow_empty=st.booleans())
+def test_scan_never_crashes(cli, tmp_path_factory, shard: int, payload: tuple[bytes, str], via: str, fmt: str,  # type: ignore[no-untyped-def]
+                            allow_empty: bool) -> None:
     data, wrap = payload
-    args = ["scan", "--no-store", "--format", fmt]
+    args = ["scan", "--no-store", "--format", fmt] + (["--allow-empty"] if allow_empty else [])
     if via == "stdin":
         result = cli.invoke(triage.cli.app, [*args, "-"], input=data)
     else:
@@ -136,5 +144,5 @@ def test_scan_never_crashes(cli, tmp_path_factory, shard: int, payload: tuple[by
         path.write_bytes(data)
         result = cli.invoke(triage.cli.app, [*args, str(path)])
         path.unlink()
-    _check(result, data, wrap, fmt)
+    _check(result, data, wrap, fmt, allow_empty)
 
