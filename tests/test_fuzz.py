@@ -2,14 +2,16 @@
 ends with exit 0 or 1, a valid JSON document, and no traceback.
 
 Inputs mix real corpus lines with random bytes, broken UTF-8, NULs, ANSI escapes, CR/CRLF, Latin-1 and
-UTF-16 text and long lines; some are gzipped, some gzipped and cut short; some arrive on stdin, some as
-files. The number of examples comes from TRIAGE_FUZZ_EXAMPLES (`make test`: 150; `make fuzz`: 10000).
+UTF-16 text and long lines; some are gzipped, zstd-, xz- or bz2-compressed (whole, cut short, padded, with junk
+after), some UTF-16 with a BOM; some arrive on stdin, some as files. The number of examples comes from TRIAGE_FUZZ_EXAMPLES (`make test`: 150; `make fuzz`: 10000).
 """
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
+import lzma
 import os
 import random
 from pathlib import Path
@@ -18,8 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
+import zstandard
 
 import triage.cli
+from triage.decode import SNIFF_BYTES, needs_decoding
 from triage.errors import TriageError
 from triage.sources import LINE_CAP
 
@@ -74,14 +78,24 @@ def log_bytes(draw: st.DrawFn) -> bytes:
 @st.composite
 def payloads(draw: st.DrawFn) -> tuple[bytes, str]:
     data = draw(log_bytes())
-    wrap = draw(st.sampled_from(["plain", "plain", "gzip", "gzip-cut", "gzip-garbage"]))
-    if wrap == "gzip":
-        data = gzip.compress(data)
-    elif wrap == "gzip-cut":
-        packed = gzip.compress(data)
+    wrap = draw(st.sampled_from(["plain", "plain", "plain", "gzip", "gzip-cut", "gzip-garbage", "gzip-padded",
+                                 "zstd", "zstd-cut", "xz", "xz-cut", "bz2", "bz2-cut", "utf16", "packed-tail"]))
+    pack = {"gzip": gzip.compress, "zstd": zstandard.ZstdCompressor(write_checksum=True).compress,
+            "xz": lzma.compress, "bz2": bz2.compress}
+    codec = wrap.split("-")[0]
+    if wrap in pack:
+        data = pack[wrap](data)
+    elif wrap.endswith("-cut"):
+        packed = pack[codec](data)
         data = packed[: draw(st.integers(0, len(packed)))]
     elif wrap == "gzip-garbage":
         data = b"\x1f\x8b" + draw(st.binary(max_size=200))
+    elif wrap == "gzip-padded":
+        data = gzip.compress(data) + b"\x00" * draw(st.integers(1, 5000))
+    elif wrap == "utf16":
+        data = "\ufeff".encode("utf-16-le") + data.decode("utf-8", "replace").encode("utf-16-le", "surrogatepass")
+    elif wrap == "packed-tail":  # a compressed copy with junk after it
+        data = pack[draw(st.sampled_from(sorted(pack)))](data) + draw(st.binary(min_size=1, max_size=100))
     return data, wrap
 
 
@@ -117,7 +131,7 @@ def _check(result, data: bytes, wrap: str, fmt: str, allow_empty: bool) -> None:
         doc = json.loads(result.stdout)
         assert {"run", "findings", "unexplained"} <= set(doc)
         (info,) = doc["run"]["inputs"]
-        if wrap == "plain":
+        if wrap == "plain" and not needs_decoding(data[:SNIFF_BYTES]):
             assert info["bytes"] == len(data)
             assert info["lines"] == data.count(b"\n") + (not data.endswith(b"\n") and bool(data))  # as grep -n
         for f in doc["findings"]:

@@ -110,17 +110,20 @@ class Matcher:
 
     def scan_source(self, source: Source, index: int, *, warn: Warn | None = None,
                     on_finding: OnFinding | None = None, raw_sink: RawSink | None = None,
-                    part: Range | None = None) -> SourceResult:
+                    part: Range | None = None, limit: int | None = None) -> SourceResult:
+        """`limit`: read no more than that many bytes of the file (a parallel scan fixes each file's size when
+        it plans, so what it hashes and keeps is what it scanned, even of a file still being written)."""
         sink = None if raw_sink is None else (lambda data: raw_sink(source, data))
-        return _SourceScan(self, source, index, warn, on_finding, sink, part).run()
+        return _SourceScan(self, source, index, warn, on_finding, sink, part, limit).run()
 
 
 class _SourceScan:
     def __init__(self, matcher: Matcher, source: Source, index: int, warn: Warn | None,
                  on_finding: OnFinding | None, raw_sink: Callable[[bytes], None] | None,
-                 part: Range | None = None) -> None:
+                 part: Range | None = None, limit: int | None = None) -> None:
         self.m = matcher
         self.part = part
+        self.limit = limit
         self.source = source
         self.index = index
         self.path = source.display
@@ -153,7 +156,7 @@ class _SourceScan:
         stats = ReadStats()
         part = self.part
         if part is None:
-            stream = open_binary(self.source)
+            stream = open_binary(self.source, limit=self.limit)
         else:  # one range of a large file, scanned beside the others
             stream = io.BufferedReader(RangeReader(self.source.path, part.start, part.end))  # type: ignore[assignment]
             self.tail = lines_before(self.source.path, part.start, CONTEXT)
@@ -169,7 +172,8 @@ class _SourceScan:
         return self.result(stats)
 
     def result(self, stats: ReadStats) -> SourceResult:
-        info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes, blank=stats.blank)
+        info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes, blank=stats.blank,
+                         unread=stats.truncated)
         result = SourceResult(self.index, info, self.hits, self.unexplained, self.detection, self.warnings,
                               self.timeouts, self.metrics, tail=list(self.tail))
         if self.whole is not None:
@@ -557,7 +561,7 @@ def _die_with_parent(parent: int) -> None:
 def _scan_in_worker(args: tuple[Source, int, Range | None]) -> SourceResult:
     source, index, part = args
     assert _worker_matcher is not None, "the pool is started with _start_worker"
-    return _worker_matcher.scan_source(source, index, part=part)
+    return _worker_matcher.scan_source(source, index, part=part, limit=None if part else source.size)
 
 
 def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = None,
@@ -568,7 +572,8 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
     if on_finding is None and raw_sink is None and runs_in_parallel(sources, jobs):
         tasks = []
         for i, s in enumerate(sources):
-            parts: list[Range | None] = list(plan_ranges(s.path, jobs)) if s.kind == "log" and plain_file(s) else []
+            parts: list[Range | None] = list(plan_ranges(s.path, jobs, s.size)) \
+                if s.kind == "log" and plain_file(s) else []
             if len(parts) < 2:
                 parts = [None]  # read whole, exactly as the serial scan does
             tasks.extend((s, i, part) for part in parts)
@@ -608,6 +613,7 @@ def _join_ranges(pieces: list[SourceResult]) -> list[SourceResult]:
         whole.info.lines += piece.info.lines
         whole.info.bytes += piece.info.bytes
         whole.info.blank = whole.info.blank and piece.info.blank
+        whole.info.unread = whole.info.unread or piece.info.unread
         for cid, h in piece.hits.items():
             total = whole.hits.get(cid)
             if total is None:

@@ -337,11 +337,19 @@ class LogKeeper:
         if len(part) < len(data):
             entry.truncated = True
 
-    def add_file(self, name: str, path: str, kind: str = "log") -> None:
-        """Read a file the scan did not pass through `sink` (e.g. scanned in a worker process)."""
+    def add_file(self, name: str, path: str, kind: str = "log", limit: int | None = None) -> None:
+        """Read a file the scan did not pass through `sink` (e.g. scanned in a worker process): the same bytes
+        the scan read, so as far as it could be read and no further than `limit` bytes of the file."""
         self._sources.pop(name, None)
-        with open_binary(Source(path, kind)) as stream:
-            while chunk := stream.read(1 << 20):
+        self._entry(name)
+        with open_binary(Source(path, kind), limit=limit) as stream:
+            while True:
+                try:
+                    chunk = stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)
+                except (EOFError, OSError):
+                    break
+                if not chunk:
+                    break
                 self.feed(name, chunk)
 
     def seen(self, name: str) -> bool:
@@ -375,15 +383,20 @@ class LogKeeper:
             keeper.feed(name, data)
         return keeper
 
-    def complete(self, inputs: Iterable[InputInfo]) -> None:
-        """Hash (and keep) the file inputs the sink did not see; stdin cannot be read twice."""
+    def complete(self, inputs: Iterable[InputInfo | Source], *, limited: bool = False) -> None:
+        """Hash (and keep) the file inputs the sink did not see; stdin cannot be read twice. A `Source` is read
+        by its own path (a file name that is not UTF-8 is shown, and keyed, with replacement); `limited`: no
+        further than the size it had when the scan found it, as a parallel scan reads it."""
         self.drain()
-        for info in inputs:
-            if not self.seen(info.path) and info.path != STDIN_NAME and os.path.isfile(info.path):
+        for item in inputs:
+            name = item.display if isinstance(item, Source) else item.path
+            path = item.path if isinstance(item, Source) else item.path
+            limit = item.size if limited and isinstance(item, Source) else None
+            if not self.seen(name) and name != STDIN_NAME and path != "-" and os.path.isfile(path):
                 try:
-                    self.add_file(info.path, info.path, info.kind)
-                except (OSError, InputError, EOFError, zlib.error):
-                    self._sources.pop(info.path, None)
+                    self.add_file(name, path, item.kind, limit=limit)
+                except (OSError, InputError):
+                    self._sources.pop(name, None)
 
 
 # ---------------------------------------------------------------------------------------------------------
