@@ -14,6 +14,7 @@ from rich.console import Console
 
 from . import __version__
 from .console import print_result
+from .display import one_line
 from .errors import TriageError
 from .model import SEVERITY_RANK
 from .packs import load_packs
@@ -45,7 +46,7 @@ PacksOpt = Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra p
 
 
 def _warn(message: str) -> None:
-    err.print(f"warning: {message}", markup=False, highlight=False)
+    err.print(f"warning: {one_line(message)}", markup=False, highlight=False)
 
 
 def exit_code(result, fail_on: FailOn) -> int:  # type: ignore[no-untyped-def]
@@ -105,7 +106,7 @@ def scan(
         from .report import write_result_report
 
         write_result_report(outcome.result, html, dimensions=store.dimensions if store else None)
-        err.print(f"report: {html}", markup=False)
+        err.print(f"report: {one_line(str(html))}", markup=False)
     raise typer.Exit(exit_code(outcome.result, fail_on))
 
 
@@ -328,7 +329,9 @@ def explain(
     from .kb import explain as explain_text
 
     if text == "-":
-        text = sys.stdin.read()
+        if sys.stdin is None or sys.stdin.buffer.closed:
+            raise TriageError("cannot read standard input: it is closed", hint="give the line as an argument")
+        text = sys.stdin.buffer.read(1 << 20).decode("utf-8", "replace")  # a pasted line or several, not a log
     result = explain_text(text, load_packs(packs or []))
     if as_json:
         _print_json(result.to_dict())

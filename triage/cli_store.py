@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .display import for_terminal
 from .model import RUN_STATUSES, RUN_TOOLS
 from .packs import load_packs
 from . import store as _store
@@ -100,7 +101,7 @@ def ingest(
         return
     out = _out()
     for path, o in outcomes:
-        line = Text(f"{path}: ")
+        line = Text(f"{for_terminal(str(path))}: ")
         line.append(f"run {o.run_id}", style="bold")
         line.append(" (already stored)" if o.duplicate else " stored", style="dim" if o.duplicate else "green")
         if o.undated and not o.duplicate:
@@ -131,6 +132,7 @@ def retriage(
 
 
 def print_runs(out: Console, rows: list[dict[str, Any]], filters: str = "") -> None:
+    rows, filters = for_terminal(rows), for_terminal(filters)
     if not rows:
         out.print(Text(f"no stored run matches {filters}" if filters else "no runs stored yet", style="dim"))
         return
@@ -152,6 +154,8 @@ def print_runs(out: Console, rows: list[dict[str, Any]], filters: str = "") -> N
 def print_run(out: Console, run: dict[str, Any]) -> None:
     from .console import print_result
 
+    run = for_terminal(run)
+
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
@@ -166,6 +170,7 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
 
 
 def print_retriage(out: Console, changes: list[_store.RetriageChange]) -> None:
+    changes = for_terminal(changes)
     changed = [c for c in changes if c.changed and not c.skipped]
     skipped = [c for c in changes if c.skipped]
     for c in changed:

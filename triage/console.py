@@ -1,4 +1,5 @@
-"""Terminal rendering with Rich. Log text is untrusted: it always goes in as `Text`, never as markup."""
+"""Terminal rendering with Rich. Log text is untrusted: it always goes in as `Text`, never as markup, and every
+entry point first makes its data `for_terminal` (controls shown as escapes, never acted on)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .display import clip
+from .display import clip, for_terminal
 from .model import Finding, ScanResult
 from .packs import Cause
 
@@ -65,6 +66,7 @@ def finding_panel(f: Finding, nested: bool = False) -> Panel:
 
 
 def print_result(console: Console, result: ScanResult) -> None:
+    result = for_terminal(result)
     console.print(_run_header(result))
     if not result.findings:
         console.print(Text("No known cause found.", style="bold"))
@@ -86,6 +88,7 @@ def print_result(console: Console, result: ScanResult) -> None:
 
 
 def print_cause(console: Console, cause: Cause) -> None:
+    cause = for_terminal(cause)
     body = Text()
     body.append(f"{cause.severity} · {cause.tool}", style=STYLE[cause.severity])
     if cause.phase:
@@ -110,6 +113,7 @@ def print_cause(console: Console, cause: Cause) -> None:
 
 def print_packs_test(console: Console, packs, report) -> None:  # type: ignore[no-untyped-def]
     """Per-cause hits on failing vs clean fixtures, then every golden mismatch."""
+    report = for_terminal(report)
     table = Table(title="Causes: fixtures hit", title_justify="left")
     table.add_column("cause")
     table.add_column("severity")
@@ -135,6 +139,7 @@ def print_packs_test(console: Console, packs, report) -> None:  # type: ignore[n
 
 
 def print_cause_table(console: Console, causes: list[Cause]) -> None:
+    causes = for_terminal(causes)
     table = Table(show_lines=False)
     table.add_column("id", no_wrap=True)
     table.add_column("severity")
@@ -147,6 +152,7 @@ def print_cause_table(console: Console, causes: list[Cause]) -> None:
 
 
 def print_explanation(console: Console, explanation) -> None:  # type: ignore[no-untyped-def]
+    explanation = for_terminal(explanation)
     if explanation.result.findings:
         for f in explanation.result.findings:
             console.print(finding_panel(f))
@@ -186,6 +192,7 @@ def _num(value: float | None) -> str:
 
 
 def print_search(console: Console, query: str, rows: list[dict]) -> None:  # type: ignore[type-arg]
+    query, rows = for_terminal(query), for_terminal(rows)
     if not rows:
         console.print(Text(f"No known cause mentions {query!r}.", style="bold"))
         return

@@ -24,6 +24,7 @@ from typing import BinaryIO
 
 
 from .decode import Unreadable, decode
+from .display import shown_path
 from .errors import InputError
 
 BLOCK_BYTES = 1 << 20
@@ -69,7 +70,8 @@ class Source:
 
     @property
     def display(self) -> str:
-        return "<stdin>" if self.path == STDIN else self.path
+        """The name shown and stored: a file name that is not UTF-8 shows U+FFFD (`path` keeps its bytes)."""
+        return "<stdin>" if self.path == STDIN else shown_path(self.path)
 
 
 @dataclass
@@ -105,20 +107,20 @@ def discover(paths: list[str], warn: Callable[[str], None]) -> list[Source]:
         try:
             st = path.stat()
         except FileNotFoundError:
-            raise InputError(f"no such file or folder: {raw}", hint="check the path") from None
+            raise InputError(f"no such file or folder: {shown_path(raw)}", hint="check the path") from None
         except OSError as exc:
-            raise InputError(f"cannot read {raw}: {exc.strerror}") from None
+            raise InputError(f"cannot read {shown_path(raw)}: {exc.strerror}") from None
         if stat.S_ISDIR(st.st_mode):
             skipped = Skipped()
             found = list(_walk(path, warn, skipped))
             if skipped.total:
-                warn(f"{raw}: {skipped.summary(len(found))}")
+                warn(f"{shown_path(raw)}: {skipped.summary(len(found))}")
             elif not found:
-                warn(f"{raw}: empty folder")
+                warn(f"{shown_path(raw)}: empty folder")
             sources.extend(found)
         else:
             if not os.access(path, os.R_OK):
-                raise InputError(f"cannot read {raw}: permission denied")
+                raise InputError(f"cannot read {shown_path(raw)}: permission denied")
             sources.append(Source(str(path), kind_of(raw), st.st_size))
     return sources
 
@@ -153,29 +155,29 @@ NOT_RECOGNISED = "not named like a log, report or config"
 
 def _walk(root: Path, warn: Callable[[str], None], skipped: Skipped) -> Iterator[Source]:
     def on_error(exc: OSError) -> None:
-        warn(f"skipped {exc.filename}: {exc.strerror}")
-        skipped.add("unreadable folder", str(exc.filename))
+        warn(f"skipped {shown_path(str(exc.filename))}: {exc.strerror}")
+        skipped.add("unreadable folder", shown_path(str(exc.filename)))
 
     for folder, dirs, files in os.walk(root, onerror=on_error, followlinks=False):
         dirs.sort()
         for name in sorted(files):
             if not recognised(name):
-                skipped.add(NOT_RECOGNISED, name)
+                skipped.add(NOT_RECOGNISED, shown_path(name))
                 continue
             full = os.path.join(folder, name)
             try:
                 st = os.stat(full)  # follows a file symlink; a dangling or looping one raises
             except OSError as exc:
-                warn(f"skipped {full}: {exc.strerror or exc}")
-                skipped.add("broken link", full)
+                warn(f"skipped {shown_path(full)}: {exc.strerror or exc}")
+                skipped.add("broken link", shown_path(full))
                 continue
             if not stat.S_ISREG(st.st_mode):
-                warn(f"skipped {full}: not a regular file")
-                skipped.add("not a regular file", full)
+                warn(f"skipped {shown_path(full)}: not a regular file")
+                skipped.add("not a regular file", shown_path(full))
                 continue
             if not os.access(full, os.R_OK):
-                warn(f"skipped {full}: permission denied")
-                skipped.add("unreadable", full)
+                warn(f"skipped {shown_path(full)}: permission denied")
+                skipped.add("unreadable", shown_path(full))
                 continue
             yield Source(full, kind_of(name), st.st_size)
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 if TYPE_CHECKING:  # imported where a database is opened: `scan --no-store` never pays for it
     from sqlite_utils import Database
 
+from .display import shown_path
 from .errors import InputError, StoreError, TriageError
 from .configs import Fact
 from .fingerprint import normalise
@@ -197,10 +198,12 @@ def dimensions(label: str | None = None, model: str | None = None, branch: str |
                 return env[name]
         return None
 
-    return {
+    dims = {
         "label": label, "model": model, "branch": branch or first(CI_BRANCH), "commit": commit or first(CI_COMMIT),
         "host": socket.gethostname() or None, "device": device,
     }
+    # an argument that is not UTF-8 arrives with surrogates, which neither SQLite nor JSON can carry
+    return {k: shown_path(v) if v is not None else None for k, v in dims.items()}
 
 
 def _utcnow() -> datetime:

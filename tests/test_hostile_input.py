@@ -1,0 +1,183 @@
+"""Hostile input, each case a defect once found: names and text that try to drive the terminal or the CI log,
+file names that are not UTF-8, options at their limits. Each must end in a clear one-line error or a handled
+result — never a traceback, never a control sequence acted on, never a silent pass.
+
+The log is the real failing DFC compile of fixtures/corpus/dfc/cases/043-…; names, labels and damage are
+synthetic, made here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, corpus
+
+REAL = corpus("dfc/cases/043-").read_bytes()
+OSC_TITLE = "\x1b]0;pwned\x07"
+CLEAR = "\x1b[2J\x1b[H"
+C1_CSI = "\x9b31m"
+BIDI = "\u202eexe.gol"
+ANY_ESCAPE = ("\x1b", "\x9b", "\x9d", "\u202e", "\x07")
+
+
+def triage(*args: str | bytes, cwd: Path = ROOT, stdin: bytes | None = b"", env: dict | None = None,  # type: ignore[type-arg]
+           timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+    full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "triage", *args], input=stdin, capture_output=True, cwd=cwd,
+                          env=full, timeout=timeout)
+
+
+def no_control(out: bytes) -> None:
+    """Nothing but Rich's own colours would reach a terminal: no OSC, no clear screen, no C1, no bidi override."""
+    text = out.decode("utf-8", "replace")
+    for bad in (OSC_TITLE, CLEAR, C1_CSI, "\u202e", "\x07", "\x9d"):
+        assert bad not in text, repr(bad)
+
+
+def test_escapes_in_a_file_name_are_shown_not_acted_on(tmp_path: Path) -> None:
+    log = tmp_path / f"a{OSC_TITLE}{CLEAR}b.log"
+    log.write_bytes(REAL)
+    proc = triage("scan", "--no-store", str(log))
+    assert proc.returncode == 1
+    no_control(proc.stdout + proc.stderr)
+    assert b"a\\x1b]0;pwned\\x07" in proc.stdout
+
+
+def test_a_newline_in_a_file_name_cannot_inject_a_workflow_command(tmp_path: Path) -> None:
+    """GitHub reads `::add-mask::` at the start of any log line, stderr included."""
+    folder = tmp_path / "build"
+    folder.mkdir()
+    (folder / "x\n::add-mask::secret\n.log").write_bytes(REAL)
+    fifo = folder / "y\n::error::injected\n.log"
+    os.mkfifo(fifo)  # skipped with a warning that names it
+    proc = triage("scan", "--no-store", "--format", "github", str(folder))
+    assert proc.returncode == 1
+    for stream in (proc.stdout, proc.stderr):
+        lines = stream.decode().splitlines()
+        assert not [line for line in lines if line.startswith(("::add-mask::", "::error::injected"))], lines
+    assert b"\\x0a::error::injected" in proc.stderr
+
+
+def test_c1_controls_and_bidi_overrides_in_log_lines_are_escaped(tmp_path: Path) -> None:
+    log = tmp_path / "c1.log"
+    log.write_text(f"ERROR: [HLS 200-1] odd {C1_CSI} \x9d0;title\x9c {BIDI}\n", encoding="utf-8")
+    proc = triage("scan", "--no-store", str(log))
+    assert proc.returncode == 1
+    no_control(proc.stdout)
+    assert b"\\x9b31m" in proc.stdout and b"\\u202e" in proc.stdout
+    doc = json.loads(triage("scan", "--no-store", "--format", "json", str(log)).stdout)
+    assert doc["unexplained"][0]["text"].startswith("ERROR: [HLS 200-1] odd \x9b31m")  # the data keeps the line
+
+
+def test_labels_and_dimensions_reach_the_terminal_escaped(tmp_path: Path) -> None:
+    db = str(tmp_path / "r.db")
+    log = tmp_path / "c.log"
+    log.write_bytes(REAL)
+    assert triage("scan", str(log), "--db", db, "--label", f"nightly{CLEAR}\n::add-mask::x",
+                  "--model", OSC_TITLE).returncode == 1
+    for args in (["runs", "list"], ["runs", "show", "1"]):
+        proc = triage(*args, "--db", db)
+        assert proc.returncode == 0, proc.stderr
+        no_control(proc.stdout)
+        assert not [line for line in proc.stdout.decode().splitlines() if line.lstrip().startswith("::add-mask::")]
+
+
+def test_pack_text_reaches_the_terminal_escaped(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(
+        'pack: site\ntool: dfc\ncauses:\n'
+        '  - id: site/odd\n    title: "Odd \\e]0;pwned\\a title"\n    severity: error\n'
+        '    cause: "The site step \\e[2J\\e[H clears the screen when printed raw, on purpose here."\n'
+        '    workaround: "Print it escaped; a title \\u202e reversed is not acted on either."\n'
+        "    signatures:\n      - regex: 'Mapping Failed'\n        match: ['  [error] Mapping Failed (allocation time: 1m 44s)']\n",
+        encoding="utf-8")
+    log = tmp_path / "c.log"
+    log.write_bytes(REAL)
+    for args in (["scan", "--no-store", "--packs", str(tmp_path), str(log)],
+                 ["kb", "show", "site/odd", "--packs", str(tmp_path)],
+                 ["packs", "list", "--packs", str(tmp_path)]):
+        proc = triage(*args)
+        assert proc.returncode in (0, 1), proc.stderr
+        no_control(proc.stdout)
+        assert b"Odd \\x1b]0;pwned\\x07 title" in proc.stdout, args
+
+
+def test_ingested_text_reaches_the_terminal_escaped(tmp_path: Path) -> None:
+    log = tmp_path / "c.log"
+    log.write_bytes(REAL)
+    doc = json.loads(triage("scan", "--no-store", "--format", "json", str(log)).stdout)
+    doc["findings"][0]["title"] = f"Injected {CLEAR} title"
+    doc["dimensions"]["label"] = f"farm{OSC_TITLE}"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    db = str(tmp_path / "r.db")
+    assert triage("ingest", str(path), "--db", db).returncode == 0
+    for args in (["runs", "list"], ["runs", "show", "1"]):
+        proc = triage(*args, "--db", db)
+        no_control(proc.stdout)
+
+
+@pytest.mark.parametrize("how", ["stored", "sarif", "html", "output", "junit", "jsonl"])
+def test_a_file_name_that_is_not_utf8_is_shown_with_replacement(tmp_path: Path, how: str) -> None:
+    """`bad\\xff.log` crashed every stored scan, SARIF, --html and --output with a traceback and exit 1."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    name = os.fsencode(folder) + b"/bad\xff.log"
+    with open(name, "wb") as fh:
+        fh.write(REAL)
+    out = tmp_path / "out"
+    args: list[str | bytes] = {
+        "stored": ["scan", name, "--db", str(tmp_path / "r.db")],
+        "sarif": ["scan", name, "--no-store", "--format", "sarif", "--output", str(out)],
+        "html": ["scan", name, "--no-store", "--html", str(out)],
+        "output": ["scan", name, "--no-store", "--format", "json", "--output", str(out)],
+        "junit": ["scan", name, "--no-store", "--format", "junit"],
+        "jsonl": ["scan", name, "--no-store", "--format", "jsonl"],
+    }[how]
+    proc = triage(*args)
+    assert proc.returncode == 1, proc.stderr.decode(errors="replace")
+    assert b"Traceback" not in proc.stderr
+    text = (out.read_bytes() if out.exists() else proc.stdout).decode("utf-8")  # valid UTF-8 throughout
+    assert "bad\ufffd.log" in text or "bad%EF%BF%BD.log" in text
+    if how == "stored":
+        conn = sqlite3.connect(tmp_path / "r.db")
+        (path, sha) = conn.execute("select path, sha256 from inputs").fetchone()
+        assert path.endswith("bad\ufffd.log") and sha  # hashed from the file's own bytes
+
+
+def test_a_folder_holding_a_name_that_is_not_utf8_scans_in_parallel(tmp_path: Path) -> None:
+    for name in (b"one\xff.log", b"two\xfe.log"):
+        with open(os.fsencode(tmp_path) + b"/" + name, "wb") as fh:
+            fh.write(REAL)
+    proc = triage("scan", "--format", "json", "-j", "2", "--db", str(tmp_path / "r.db"), str(tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert sorted(Path(i["path"]).name for i in doc["run"]["inputs"]) == ["one\ufffd.log", "two\ufffd.log"]
+    assert all(i["sha256"] for i in doc["run"]["inputs"])
+
+
+@pytest.mark.parametrize("how", ["closed at start", "closed later"])
+def test_scan_with_stdin_closed_is_one_line_error(how: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if how == "closed at start":  # `triage scan - <&-`: Python starts without a sys.stdin
+        proc = subprocess.run(["sh", "-c", f"'{sys.executable}' -m triage scan - --no-store <&-"],
+                              capture_output=True, cwd=ROOT, env=env)
+    else:
+        proc = subprocess.run([sys.executable, "-c", "import os, sys; os.close(0); sys.argv = ['triage', 'scan', "
+                               "'-', '--no-store']; from triage.cli import main; main()"],
+                              capture_output=True, cwd=ROOT, env=env)
+    assert proc.returncode == 2, proc.stderr
+    first = proc.stderr.decode().splitlines()[0]
+    assert first in ("error: cannot read standard input: it is closed", "error: cannot read <stdin>: Bad file descriptor")
+
+
+def test_explain_reads_stdin_that_is_not_utf8() -> None:
+    proc = triage("explain", "-", stdin=b"\xff\xfe  [error] Mapping Failed (allocation time: 1m 44s)\n\xc3")
+    assert proc.returncode == 0, proc.stderr
+    assert b"dfc/allocation-failed" in proc.stdout
