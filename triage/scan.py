@@ -11,6 +11,7 @@ import io
 import os
 import signal
 import sys
+from time import perf_counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
 from .gate import Gate, make_gate
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
-from .packs import Cause, PackSet, Signature
+from .packs import REGEX_TIMEOUT_S, Cause, PackSet, Signature
 from .sources import LINE_CAP, Block, ReadStats, Source, discover, open_binary, read_blocks
 from .split import SPLIT_MIN_BYTES, Range, RangeReader, lines_after, lines_before, plain_file, plan_ranges
 
@@ -33,9 +34,10 @@ CONTEXT = 3
 MAX_EVIDENCE = 5
 MAX_UNEXPLAINED = 500
 TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many lines below it
-WHOLE_TEXT_CAP = 8 << 20
+WHOLE_TEXT_CAP = 8 << 20  # reports and configs are read whole (they are small) up to this size
 MAX_LOG_METRICS = 1000
-MAX_TIMEOUTS = 3  # a signature that times out this often is dropped for the rest of the input  # reports and configs are read whole (they are small) up to this size
+SLOW_CALL_S = 0.005  # a regex call slower than this is charged to its rule's budget (a sound one takes µs)
+RULE_BUDGET_S = 1.0  # per rule and input: charged past this, the rule is dropped for the rest of the input
 
 # Lines that look like errors: kept as "unexplained" when no signature explains them.
 ERROR_LITERALS = ("ERROR", "[error]", "Traceback (most recent call last)", "Exception:", "Error:",
@@ -135,7 +137,7 @@ class _SourceScan:
         self.unexplained: dict[str, Unexplained] = {}
         self.detection = Detection()
         self.timeouts: list[str] = []
-        self.timeout_counts: dict[str, int] = {}
+        self.slow_time: dict[int, float] = {}  # time charged per rule (see _charge)
         self.disabled: set[int] = set()
         self.spent: frozenset[int] = frozenset()  # literal ids whose targets can add nothing more here
         self.tail: list[str] = []  # last CONTEXT lines of the previous block
@@ -227,11 +229,13 @@ class _SourceScan:
                 sig = target.signature
                 if sig.cause_id in seen_causes or id(sig) in self.disabled:
                     continue
+                started = perf_counter()
                 try:
                     caps = sig.match(text)
                 except TimeoutError:
+                    caps = None
                     self._timed_out(sig, line_no)
-                    continue
+                self._charge(sig, perf_counter() - started, line_no)
                 if caps is not None:
                     seen_causes.add(sig.cause_id)
                     matched = True
@@ -246,33 +250,66 @@ class _SourceScan:
                     if lit_id not in self.spent:  # later lines with only its literals are skipped
                         self.spent |= self.m.ids_of[id(target.rule)]
                     continue
-                try:
-                    m = target.rule.compiled.search(text, timeout=0.25)
-                except TimeoutError:
+                if id(target.rule) in self.disabled:
                     continue
+                started = perf_counter()
+                try:
+                    m = target.rule.compiled.search(text, timeout=REGEX_TIMEOUT_S)
+                except TimeoutError:
+                    m = None
+                self._charge(target.rule, perf_counter() - started, line_no)
                 if m:
                     self.detection.feed(target.rule.rule, {k: v for k, v in m.groupdict().items() if v})
             else:
                 error_like = True
         if matched:
             self.open_tracebacks = []  # those in reach were counted as explained by _record; the rest are stale
-        elif error_like and self.source.kind != "config" and ERROR_LINE.search(text):
-            self._unexplained(line_no, text)
+        elif error_like and self.source.kind != "config":
+            if self._error_line(text, line_no):
+                self._unexplained(line_no, text)
+
+    def _error_line(self, text: str, line_no: int) -> bool:
+        """ERROR_LINE on a line the gate found an error word in. Past its time, or its budget, the word alone
+        decides (fail closed: a line that might be an error is kept as one)."""
+        if id(ERROR_LINE) in self.disabled:
+            return True
+        started = perf_counter()
+        try:
+            found = ERROR_LINE.search(text, timeout=REGEX_TIMEOUT_S) is not None
+        except TimeoutError:
+            found = True
+        self._charge(ERROR_LINE, perf_counter() - started, line_no)
+        return found
 
     def _timed_out(self, sig: Signature, line_no: int) -> None:
-        """Say so once; after MAX_TIMEOUTS the signature is dropped for the rest of this input, so a
-        hostile pattern costs seconds, not REGEX_TIMEOUT_S on every crafted line."""
+        """Said once per signature: a line it could not finish on is a line it may have missed."""
         key = f"{sig.cause_id}#{sig.index + 1}"
-        count = self.timeout_counts.get(key, 0) + 1
-        self.timeout_counts[key] = count
-        if count == 1:
+        if key not in self.timeouts:
             self.timeouts.append(key)
             self.warn(f"{self.path}:{line_no}: signature {key} exceeded its time bound; skipped on this line")
-        if count == MAX_TIMEOUTS:
-            self.disabled.add(id(sig))
-            self.spent |= self.m.ids_of[id(sig)]
-            self.warn(f"{self.path}:{line_no}: signature {key} timed out {count} times; "
-                      "not run on the rest of this input")
+
+    def _charge(self, rule: Signature | CompiledRule | regex.Pattern[str], elapsed: float, line_no: int) -> None:
+        """The time budget of every regex, per input: a call slower than SLOW_CALL_S is charged to its rule, and
+        a rule whose charges pass RULE_BUDGET_S is dropped for the rest of the input, with one warning. A
+        hostile pattern (0.11 s a line stays under the per-call bound) then costs about a second, not hours."""
+        if elapsed < SLOW_CALL_S:
+            return
+        key = id(rule)
+        spent = self.slow_time.get(key, 0.0) + elapsed
+        self.slow_time[key] = spent
+        if spent < RULE_BUDGET_S or key in self.disabled:
+            return
+        self.disabled.add(key)
+        if isinstance(rule, Signature):
+            name = f"signature {rule.cause_id}#{rule.index + 1}"
+            self.spent |= self.m.ids_of[key]
+        elif isinstance(rule, CompiledRule):
+            name = f"detection rule {rule.rule.regex[:60]!r}"
+            self.spent |= self.m.ids_of[key]
+        else:
+            name = "the error-line pattern (from here on a line with an error word counts as an error line)"
+        self.warn(f"{self.path}:{line_no}: {name} used its time budget ({RULE_BUDGET_S:g} s on slow lines); "
+                  "not run on the rest of this input")
 
     def _metric(self, metric: Metric) -> None:
         """Logs repeat their tables (every partition attempt, every context): keep the latest figure per
