@@ -19,7 +19,7 @@ from typing import Any
 
 import regex
 
-from .configs import Fact, evidence_of, misconfigurations, read_config
+from .configs import ConfigRefused, Fact, evidence_of, misconfigurations, read_config
 from .detect import CompiledRule, Detection, compile_rules
 from .display import EVIDENCE_CHARS, clip
 from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
@@ -183,7 +183,12 @@ class _SourceScan:
             if self.source.kind == "report":
                 result.metrics = parse_metrics(self.path, text)
             else:
-                result.facts = read_config(self.path, text)
+                try:
+                    result.facts = read_config(self.path, text)
+                except ConfigRefused as exc:
+                    self.warn(f"{self.path}: {exc}")
+                except RecursionError:  # a reader that recurses met a nesting its own checks missed
+                    self.warn(f"{self.path}: nested too deeply to read as a config; not read")
         return result
 
     def _scan_block(self, block: Block) -> None:
