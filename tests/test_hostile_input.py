@@ -181,3 +181,114 @@ def test_explain_reads_stdin_that_is_not_utf8() -> None:
     proc = triage("explain", "-", stdin=b"\xff\xfe  [error] Mapping Failed (allocation time: 1m 44s)\n\xc3")
     assert proc.returncode == 0, proc.stderr
     assert b"dfc/allocation-failed" in proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Ingested documents: checked against the JSON contract; a rejected one stores nothing
+
+
+def _real_doc(tmp_path: Path) -> dict:  # type: ignore[type-arg]
+    log = tmp_path / "real.log"
+    log.write_bytes(REAL)
+    return json.loads(triage("scan", "--no-store", "--format", "json", str(log)).stdout)
+
+
+def _broken(doc: dict, case: str) -> str | bytes | dict:  # type: ignore[type-arg]
+    import copy
+
+    d = copy.deepcopy(doc)
+    f = d["findings"][0]
+    edits = {
+        "count-infinity": lambda: b'{"run": {"status": "failed"}, "findings": [{"id": "a/b", "severity": "error", "count": Infinity}]}',
+        "count-nan": lambda: b'{"run": {"status": "failed"}, "findings": [], "duration_s": NaN}',
+        "severity-bogus": lambda: f.__setitem__("severity", "catastrophic"),
+        "metric-string": lambda: d.__setitem__("metrics", [{"resource": "LUT", "used": "lots"}]),
+        "count-negative": lambda: f.__setitem__("count", -3),
+        "count-bool": lambda: f.__setitem__("count", True),
+        "line-huge": lambda: f["evidence"][0].__setitem__("line", 10 ** 30),
+        "line-float": lambda: f["evidence"][0].__setitem__("line", 2.5),
+        "id-bad": lambda: f.__setitem__("id", "no slash <script>"),
+        "evidence-not-list": lambda: f.__setitem__("evidence", "line 3"),
+        "captures-nested": lambda: f["evidence"][0].__setitem__("captures", {"a": {"b": 1}}),
+        "explains-deep": lambda: f.__setitem__("explains", _nest({"id": "a/b", "severity": "info"}, 12)),
+        "run-missing": lambda: d.pop("run"),
+        "run-list": lambda: d.__setitem__("run", []),
+        "status-bogus": lambda: d["run"].__setitem__("status", "exploded"),
+        "tool-bogus": lambda: d["run"].__setitem__("tool", "gcc"),
+        "inputs-lines-string": lambda: d["run"]["inputs"][0].__setitem__("lines", "many"),
+        "sha-bogus": lambda: d["run"]["inputs"][0].__setitem__("sha256", "not-a-hash"),
+        "unexplained-count-zero": lambda: d.__setitem__("unexplained", [{"text": "ERROR: x", "count": 0}]),
+        "warnings-objects": lambda: d.__setitem__("warnings", [{"a": 1}]),
+        "dimension-object": lambda: d["dimensions"].__setitem__("label", {"x": 1}),
+        "created-number": lambda: d.__setitem__("created", 12345),
+        "text-huge": lambda: f.__setitem__("title", "x" * (300 << 10)),
+        "top-list": lambda: b"[1, 2, 3]",
+        "top-string": lambda: b'"run"',
+        "not-utf8": lambda: b'{"run": {"status": "failed"}, "findings": [], "warnings": ["\xff"]}',
+        "deep-json": lambda: b"[" * 100_000 + b"]" * 100_000,
+        "truncated": lambda: json.dumps(d).encode()[:-40],
+    }
+    out = edits[case]()
+    return out if isinstance(out, bytes) else d
+
+
+def _nest(leaf: dict, depth: int) -> list:  # type: ignore[type-arg]
+    node = leaf
+    for _ in range(depth):
+        node = {"id": "a/b", "severity": "info", "explains": [node]}
+    return [node]
+
+
+CASES = ["count-infinity", "count-nan", "severity-bogus", "metric-string", "count-negative", "count-bool", "line-huge",
+         "line-float", "id-bad", "evidence-not-list", "captures-nested", "explains-deep", "run-missing", "run-list",
+         "status-bogus", "tool-bogus", "inputs-lines-string", "sha-bogus", "unexplained-count-zero", "warnings-objects",
+         "dimension-object", "created-number", "text-huge", "top-list", "top-string", "not-utf8", "deep-json",
+         "truncated"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_malformed_document_is_refused_by_field_and_stores_nothing(tmp_path: Path, case: str) -> None:
+    doc = _real_doc(tmp_path)
+    broken = _broken(doc, case)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(broken if isinstance(broken, bytes) else json.dumps(broken).encode())
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(doc))
+    db = tmp_path / "farm.db"
+    proc = triage("ingest", str(bad), str(good), "--db", str(db))
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, (proc.stdout, err)
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert lines[0].startswith("error: ") and lines[1] == f"  --> {bad}" or lines[1].startswith(f"  --> {bad}:"), err
+    assert b"run 1 stored" in proc.stdout  # the good document beside it is stored ...
+    conn = sqlite3.connect(db)
+    assert conn.execute("select count(*) from runs").fetchone()[0] == 1  # ... and nothing of the bad one
+    assert triage("nightly", "--db", str(db), "--since", "7d", "--out", str(tmp_path / "r")).returncode == 0
+
+
+def test_field_names_in_the_errors(tmp_path: Path) -> None:
+    doc = _real_doc(tmp_path)
+    for case, first in (("count-negative", "error: findings[0].count: expected a whole number >= 0, got -3"),
+                        ("metric-string", "error: metrics[0].used: expected a finite number, got 'lots'"),
+                        ("severity-bogus", "error: findings[0].severity: expected one of error, warning, info, got "
+                                           "'catastrophic'"),
+                        ("count-infinity", "error: not JSON: Infinity is not a number a document may hold")):
+        bad = tmp_path / f"{case}.json"
+        broken = _broken(doc, case)
+        bad.write_bytes(broken if isinstance(broken, bytes) else json.dumps(broken).encode())
+        proc = triage("ingest", str(bad), "--db", str(tmp_path / "x.db"))
+        assert proc.stderr.decode().splitlines()[0] == first
+
+
+def test_a_document_over_the_size_cap_is_refused(tmp_path: Path) -> None:
+    """A 100 MB document once rendered a 107 MB nightly page."""
+    from triage.contract import MAX_DOCUMENT_BYTES
+
+    doc = _real_doc(tmp_path)
+    doc["warnings"] = ["x" * 1000] * (MAX_DOCUMENT_BYTES // 1000 + 10)
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(doc))
+    proc = triage("ingest", str(big), "--db", str(tmp_path / "x.db"))
+    assert proc.returncode == 2
+    assert proc.stderr.decode().startswith(f"error: document over {MAX_DOCUMENT_BYTES >> 20} MiB")

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .display import for_terminal
+from .errors import InputError, TriageError
 from .model import RUN_STATUSES, RUN_TOOLS
 from .packs import load_packs
 from . import store as _store
@@ -91,13 +92,22 @@ def ingest(
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
-    """Store scan results made elsewhere (e.g. by CI jobs) in the run database."""
+    """Store scan results made elsewhere (e.g. by CI jobs) in the run database.
+
+    Each document is checked against the JSON contract and stored in one transaction; a rejected one is
+    reported (error, field, file) and stores nothing, the others are stored; the exit code is then 2."""
     outcomes: list[tuple[Path, _store.RecordOutcome]] = []
+    rejected: list[TriageError] = []
     with _store.open_store(_db(db)) as store:
         for path in files:
-            outcomes.append((path, store.ingest_file(path, force=force)))
+            try:
+                outcomes.append((path, store.ingest_file(path, force=force)))
+            except InputError as exc:
+                rejected.append(exc)
+    _report_rejected(rejected)
     if as_json:
         _dump([{"file": str(p), "run_id": o.run_id, "duplicate": o.duplicate, "undated": o.undated} for p, o in outcomes])
+        _exit_if(rejected)
         return
     out = _out()
     for path, o in outcomes:
@@ -107,6 +117,18 @@ def ingest(
         if o.undated and not o.duplicate:
             line.append(" (no `created` in the document: dated now)", style="yellow")
         out.print(line)
+    _exit_if(rejected)
+
+
+def _report_rejected(rejected: list[TriageError]) -> None:
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for exc in rejected:
+        err.print(exc.render(), markup=False, highlight=False)
+
+
+def _exit_if(rejected: list[TriageError]) -> None:
+    if rejected:
+        raise typer.Exit(2)
 
 
 def retriage(

@@ -604,10 +604,11 @@ class Store:
         return self._record(doc, keeper.logs(), force=force, created=created)
 
     def ingest(self, doc: Mapping[str, Any], *, force: bool = False) -> RecordOutcome:
-        """Store a document printed by `scan --format json` (possibly on another machine)."""
-        if not isinstance(doc, Mapping) or not isinstance(doc.get("run"), Mapping) or not isinstance(doc.get("findings"), list):
-            raise InputError("not a triage scan result (expected an object with 'run' and 'findings')",
-                             hint="produce it with `triage scan --format json`")
+        """Store a document printed by `scan --format json` (possibly on another machine). It is checked
+        against the JSON contract first: a document that does not hold to it stores nothing."""
+        from .contract import check_document
+
+        check_document(doc)
         doc = dict(doc)
         dims = doc.get("dimensions") if isinstance(doc.get("dimensions"), Mapping) else {}
         doc["dimensions"] = {k: (str(dims[k]) if dims.get(k) is not None else None) for k in DIMENSIONS}
@@ -625,19 +626,35 @@ class Store:
         return outcome
 
     def ingest_file(self, path: str | Path, *, force: bool = False) -> RecordOutcome:
+        from .contract import MAX_DOCUMENT_BYTES, reject_constant
+
+        shown = shown_path(str(path))
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_DOCUMENT_BYTES + 1)
         except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror}") from None
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON: {exc.msg}", where=f"{path}:{exc.lineno}",
+            raise InputError(f"cannot read {shown}: {exc.strerror}") from None
+        if len(raw) > MAX_DOCUMENT_BYTES:
+            raise InputError(f"document over {MAX_DOCUMENT_BYTES >> 20} MiB: not a scan result", where=shown,
                              hint="ingest reads the output of `triage scan --format json`") from None
+        try:
+            doc = json.loads(raw.decode("utf-8"), parse_constant=reject_constant)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 at byte {exc.start}", where=shown,
+                             hint="ingest reads the output of `triage scan --format json`") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON: {exc.msg}", where=f"{shown}:{exc.lineno}",
+                             hint="ingest reads the output of `triage scan --format json`") from None
+        except RecursionError:
+            raise InputError("JSON nested too deeply", where=shown,
+                             hint="ingest reads the output of `triage scan --format json`") from None
+        except InputError as exc:  # NaN or Infinity
+            exc.where = shown
+            raise
         try:
             return self.ingest(doc, force=force)
         except InputError as exc:
-            exc.where = exc.where or str(path)
+            exc.where = exc.where or shown
             raise
 
     def _record(self, doc: dict[str, Any], logs: Mapping[str, tuple[bytes | None, bool]], *, force: bool,
