@@ -146,7 +146,7 @@ DOCUMENT = mapping({
     "run": mapping({
         "tool": one_of(RUN_TOOLS), "tool_version": optional(text), "status": one_of(RUN_STATUSES),
         "phase": optional(text), "part": optional(text), "inputs": items(INPUT, 10_000),
-    }, required=("status",)),
+    }),
     "findings": items(finding(), 5000),
     "counts": mapping({k: whole() for k in ("error", "warning", "info", "explained", "unexplained")}),
     "unexplained": items(mapping({
@@ -166,7 +166,7 @@ DOCUMENT = mapping({
 
 def check_document(doc: Any) -> None:
     """Raise `ContractError` (one line, naming the field) unless `doc` holds to the contract."""
-    if not isinstance(doc, Mapping):
+    if not isinstance(doc, Mapping) or "run" not in doc or "findings" not in doc:
         raise ContractError("not a triage scan result (expected an object with 'run' and 'findings')", hint=HINT)
     DOCUMENT(doc, "")
     dims = doc.get("dimensions")
