@@ -292,3 +292,102 @@ def test_a_document_over_the_size_cap_is_refused(tmp_path: Path) -> None:
     proc = triage("ingest", str(big), "--db", str(tmp_path / "x.db"))
     assert proc.returncode == 2
     assert proc.stderr.decode().startswith(f"error: document over {MAX_DOCUMENT_BYTES >> 20} MiB")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The store and the files triage writes
+
+
+def _db_with_runs(tmp_path: Path, runs: int = 6) -> Path:
+    db = tmp_path / "runs.db"
+    logs = sorted((ROOT / "fixtures" / "corpus" / "logs" / "hls").glob("01*.log"))
+    for i in range(runs):
+        assert triage("scan", *map(str, logs), "--db", str(db), "--force", "--label", f"l{i}").returncode in (0, 1)
+    return db
+
+
+def test_a_database_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    db = _db_with_runs(tmp_path, 1)
+    conn = sqlite3.connect(db)
+    conn.execute("insert into migrations values ('m099_a_future_change', '2030-01-01T00:00:00Z')")
+    conn.execute("update meta set value = '9.4' where key = 'triage_version'")
+    conn.commit()
+    conn.close()
+    for args in (["runs", "list"], ["scan", str(corpus("dfc/cases/043-"))], ["nightly", "--out", str(tmp_path / "r")]):
+        proc = triage(*args, "--db", str(db))
+        assert proc.returncode == 2, args
+        assert proc.stderr.decode().splitlines()[0] == \
+            "error: this run database was created by triage 9.4 (its schema has m099_a_future_change); " \
+            "this is triage 0.1.0"
+    assert sqlite3.connect(db).execute("select count(*) from runs").fetchone()[0] == 1  # untouched
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not-a-database"])
+def test_a_corrupt_database_is_a_one_line_error_on_every_command(tmp_path: Path, damage: str) -> None:
+    db = _db_with_runs(tmp_path)
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) * 2 // 3] if damage == "truncated" else b"not a database at all\n" * 100)
+    for args in (["runs", "list"], ["runs", "show", "3"], ["nightly", "--since", "3650d", "--out", str(tmp_path / "r")],
+                 ["report", "6", "--out", str(tmp_path / "x.html")], ["retriage", "--force"],
+                 ["scan", str(corpus("dfc/cases/043-"))]):
+        proc = triage(*args, "--db", str(db))
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and "Traceback" not in err, (args, err)
+        assert err.startswith("error: not a usable triage database"), (args, err)
+
+
+@pytest.mark.parametrize("where", ["missing-folder", "a-folder"])
+def test_output_that_cannot_be_written_is_refused_before_the_scan(tmp_path: Path, where: str) -> None:
+    target = tmp_path / "no" / "such" / "out.json" if where == "missing-folder" else tmp_path
+    for option in ("--output", "--html"):
+        if option == "--html" and where == "missing-folder":
+            continue  # a report's folder is created
+        proc = triage("scan", "--no-store", "--format", "sarif", option, str(target), str(corpus("dfc/cases/043-")))
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.decode().startswith(f"error: cannot write {target}: "), proc.stderr
+        assert proc.stdout == b""
+
+
+def test_a_full_disk_leaves_the_previous_file_and_no_partial_one(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from triage import files
+    from triage.errors import TriageError
+
+    target = tmp_path / "report.html"
+    target.write_text("the previous report\n")
+
+    class Full:
+        def __init__(self, fd: int, *a: object, **k: object) -> None:
+            self.fd = fd
+
+        def __enter__(self) -> Full:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            os.close(self.fd)
+
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fdopen", Full)
+    with pytest.raises(TriageError, match=r"cannot write .*report.html: the disk is full"):
+        files.write_text(target, "<html>a new report</html>\n")
+    assert target.read_text() == "the previous report\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+
+
+def test_unexplained_lines_past_the_cap_are_said_to_be_left_out(tmp_path: Path) -> None:
+    from triage.scan import MAX_UNEXPLAINED
+
+    log = tmp_path / "many.log"
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    with log.open("w") as fh:
+        for i in range(MAX_UNEXPLAINED + 40):  # distinct after masking: words, not numbers, differ
+            fh.write(f"ERROR: stage {words[i % 8]} {words[i // 8 % 8]} {words[i // 64 % 8]} {words[i // 512 % 8]} failed\n")
+    proc = triage("scan", "--no-store", "--format", "json", str(log))
+    doc = json.loads(proc.stdout)
+    assert len(doc["unexplained"]) == MAX_UNEXPLAINED
+    said = [w for w in doc["warnings"] if f"over {MAX_UNEXPLAINED} distinct error lines" in w]
+    assert said and f"{log}:{MAX_UNEXPLAINED + 1}:" in said[0]

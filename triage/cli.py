@@ -95,10 +95,17 @@ def scan(
     store = None if no_store else StoreOptions(db=db, force=force, keep_log=keep_log, dimensions=dims)
     streams = _Streams(fmt, output, tee, pack_set, dims, fail_on.value,
                        folders=any(p != "-" and Path(p).is_dir() for p in paths))
+    if html is not None:
+        from .files import check_writable
+
+        check_writable(html, make_parents=True)
     try:
         outcome = run_scan(paths, pack_set, warn=_warn, jobs=_jobs(jobs), store=store,
                            on_finding=streams.finding_callback(), sinks=streams.sinks(), prepare=streams.prepare,
                            allow_empty=allow_empty)
+    except BaseException:
+        streams.abort()
+        raise
     finally:
         streams.stop_progress()
     streams.finish(outcome)
@@ -124,17 +131,24 @@ class _Streams:
 
     def __init__(self, fmt: Format, output: Optional[Path], tee: bool, pack_set, dims: dict,  # type: ignore[no-untyped-def,type-arg]
                  fail_on: str, folders: bool) -> None:
+        from contextlib import ExitStack
+
+        from .files import check_writable, open_text
+
         self.fmt, self.output, self.tee, self.packs, self.dims = fmt, output, tee, pack_set, dims
         self.fail_on, self.folders = fail_on, folders
         self.handle = None
         self.streamer = None
         self.teer = None
         self.progress = None
+        self.files = ExitStack()  # an --output file replaces its target only when the run completes
+        if output is not None:
+            check_writable(output)  # before the scan, not after it
         if fmt is Format.jsonl:
             from .outputs import JsonlStream
 
             # never mix JSON Lines into the teed log on stdout
-            self.handle = open(output, "w", encoding="utf-8") if output else (sys.stderr if tee else sys.stdout)  # noqa: SIM115
+            self.handle = self.files.enter_context(open_text(output)) if output else (sys.stderr if tee else sys.stdout)
             self.streamer = JsonlStream(self.handle)
         if tee:
             from .outputs import TeeWriter
@@ -167,20 +181,29 @@ class _Streams:
             self.progress.__exit__(None, None, None)
             self.progress = None
 
+    def abort(self) -> None:
+        """The run failed: a partly written --output file is removed, the previous one kept."""
+        self.files.__exit__(RuntimeError, RuntimeError("aborted"), None)
+
     def finish(self, outcome) -> None:  # type: ignore[no-untyped-def]
         result = outcome.result
         if self.streamer is not None:
             self.streamer.finish(result)
-            if self.handle not in (sys.stdout, sys.stderr):
-                self.handle.close()
+            self.files.close()
             return
         if self.fmt is Format.text:
-            console = Console(stderr=self.tee, highlight=False, soft_wrap=False,
-                              file=open(self.output, "w", encoding="utf-8") if self.output else None)  # noqa: SIM115
+            import io
+
+            buffer = io.StringIO() if self.output else None
+            console = Console(stderr=self.tee, highlight=False, soft_wrap=False, file=buffer)
             print_result(console, result)
             if outcome.run_id is not None and not self.tee:
                 console.print(f"run {outcome.run_id} {'(already stored)' if outcome.duplicate else 'stored'}",
                               style="dim", markup=False)
+            if buffer is not None:
+                from .files import write_text
+
+                write_text(self.output, buffer.getvalue())
             return
         if self.fmt is Format.json:  # the documented contract, plus what `triage ingest` needs elsewhere
             import json
@@ -195,7 +218,9 @@ class _Streams:
 
             text = render(result, self.fmt.value, self.packs, fail_on=self.fail_on)
         if self.output:
-            self.output.write_text(text, encoding="utf-8")
+            from .files import write_text
+
+            write_text(self.output, text)
         elif self.tee:
             sys.stderr.write(text)
         else:
@@ -376,6 +401,12 @@ def main() -> None:
     except Exception as exc:  # the argument parser's errors arrive here in non-standalone mode
         if exc.__class__.__name__ == "Abort":
             sys.exit(130)
+        sqlite3 = sys.modules.get("sqlite3")  # imported only by commands that open a database
+        if sqlite3 is not None and isinstance(exc, sqlite3.Error):  # a report's query met a corrupt database
+            from .store import store_error
+
+            err.print(store_error(exc).render(), markup=False, highlight=False)
+            sys.exit(2)
         if exc.__class__.__name__ == "NoArgsIsHelpError":  # `triage kb`: the group's help is the answer
             exc.show()  # type: ignore[attr-defined]
             sys.exit(2)

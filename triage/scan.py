@@ -138,6 +138,7 @@ class _SourceScan:
         self.detection = Detection()
         self.timeouts: list[str] = []
         self.slow_time: dict[int, float] = {}  # time charged per rule (see _charge)
+        self.unexplained_full = False
         self.disabled: set[int] = set()
         self.spent: frozenset[int] = frozenset()  # literal ids whose targets can add nothing more here
         self.tail: list[str] = []  # last CONTEXT lines of the previous block
@@ -300,7 +301,9 @@ class _SourceScan:
         if elapsed < SLOW_CALL_S:
             return
         key = id(rule)
-        spent = self.slow_time.get(key, 0.0) + elapsed
+        # a call counts for no more than its bound (a loaded machine overshoots it): one crafted line never
+        # drops a rule by itself
+        spent = self.slow_time.get(key, 0.0) + min(elapsed, REGEX_TIMEOUT_S)
         self.slow_time[key] = spent
         if spent < RULE_BUDGET_S or key in self.disabled:
             return
@@ -368,6 +371,10 @@ class _SourceScan:
             entry.count += 1
         elif len(self.unexplained) < MAX_UNEXPLAINED:
             self.unexplained[fp] = Unexplained(self.path, line_no, clip(text, EVIDENCE_CHARS), 1, fp)
+        elif not self.unexplained_full:
+            self.unexplained_full = True
+            self.warn(f"{self.path}:{line_no}: over {MAX_UNEXPLAINED} distinct error lines no cause explains; "
+                      "the later ones are not listed")
         if "Traceback (most recent call last)" in text:
             # only headers still within reach of a later finding are kept: bounded, whatever the log
             self.open_tracebacks = [(ln, f) for ln, f in self.open_tracebacks if line_no - ln <= TRACEBACK_REACH]
@@ -377,7 +384,7 @@ class _SourceScan:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
+def merge(packs: PackSet, results: list[SourceResult], warn: Warn | None = None) -> ScanResult:
     """Combine per-source results in input order and decide findings, root causes and status."""
     results = sorted(results, key=lambda r: r.index)
     detection = Detection()
@@ -386,6 +393,7 @@ def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
     warnings: list[str] = []
     metrics: list[Metric] = []
     facts: list[Fact] = []
+    left_out = 0
     for r in results:
         metrics.extend(r.metrics)
         facts.extend(r.facts)
@@ -402,7 +410,15 @@ def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
                 unexplained[fp].count += u.count
             elif len(unexplained) < MAX_UNEXPLAINED:
                 unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint)
+            else:
+                left_out += 1
         warnings.extend(r.warnings)
+    if left_out:
+        note = (f"over {MAX_UNEXPLAINED} distinct error lines no cause explains across the inputs; "
+                f"{left_out} more are not listed")
+        warnings.append(note)
+        if warn is not None:
+            warn(note)
     logs = [r for r in results if r.info.kind == "log" and r.info.lines]
     findings = _findings(packs, hits, detection, _last_line(logs[-1]) if logs else None, bool(unexplained), facts)
     run = RunInfo(
@@ -629,11 +645,11 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
                 for w in r.warnings:
                     if warn:
                         warn(w)
-            return merge(packs, results)
+            return merge(packs, results, warn)
     matcher = matcher or Matcher(packs, gate)
     results = [matcher.scan_source(s, i, warn=warn, on_finding=on_finding, raw_sink=raw_sink)
                for i, s in enumerate(sources)]
-    return merge(packs, results)
+    return merge(packs, results, warn)
 
 
 def runs_in_parallel(sources: list[Source], jobs: int) -> bool:

@@ -51,6 +51,7 @@ RETRY_BUDGET_S = 120.0
 DIMENSIONS = ("label", "model", "branch", "commit", "host", "device")
 METRIC_COLUMNS = ("path", "line", "resource", "scope", "used", "available", "percent", "unit", "kind")
 STDIN_NAME = "<stdin>"
+LAST_OPENED: str | None = None  # the database a command opened last
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -164,7 +165,15 @@ def apply_migrations(db: Database, upto: int | None = None) -> list[str]:
         fn(db)
         db["migrations"].insert({"name": name, "applied": _iso(_utcnow())})
         applied.append(name)
+    if applied and "meta" in db.table_names():  # which version's schema this is, for a later, older reader
+        db["meta"].upsert({"key": "triage_version", "value": _version()}, pk="key")
     return applied
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -509,6 +518,11 @@ def _is_locked(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
+def store_error(exc: sqlite3.Error) -> StoreError:
+    """A database error raised outside the store's own calls (a report's query), as the one-line error."""
+    return _store_error(exc, shown_path(LAST_OPENED or "the run database"))
+
+
 def _store_error(exc: sqlite3.Error, where: str) -> StoreError:
     text = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
     low = text.lower()
@@ -584,10 +598,24 @@ class Store:
             if "migrations" not in self.db.table_names():
                 return True
             done = {row["name"] for row in self.db["migrations"].rows}
+            unknown = sorted(done - set(MIGRATION_NAMES))
+            if unknown:  # a newer triage changed the schema: reading or writing it here could corrupt it
+                made_by = self._meta("triage_version")
+                raise StoreError(
+                    f"this run database was created by triage {made_by or 'of a newer version'} (its schema has "
+                    f"{', '.join(unknown[:3])}); this is triage {_version()}",
+                    where=self.where, hint="upgrade triage to read it, or point --db / TRIAGE_DB at another database")
             return any(name not in done for name in MIGRATION_NAMES)
 
         if self._read(pending):
             self._write(lambda: apply_migrations(self.db))
+
+    def _meta(self, key: str) -> str | None:
+        if "meta" not in self.db.table_names():
+            return None
+        for row in self.db["meta"].rows_where("key = ?", [key]):
+            return str(row["value"])
+        return None
 
     # -- writing --------------------------------------------------------------------------------------
 
@@ -915,6 +943,8 @@ def open_store(path: str | Path | None = None, *, create: bool = True, default: 
     if path is None and default:
         path = default_db_path()
     where = ":memory:" if path is None else str(path)
+    global LAST_OPENED  # noqa: PLW0603 - named in a database error caught far from here (see cli.main)
+    LAST_OPENED = where if path is None else str(path)
     if path is not None and not create and not Path(path).exists():
         raise StoreError("no run database here yet", where=where,
                          hint="scan something first (`triage scan LOG`), or point --db / TRIAGE_DB at one")
