@@ -391,3 +391,49 @@ def test_unexplained_lines_past_the_cap_are_said_to_be_left_out(tmp_path: Path) 
     assert len(doc["unexplained"]) == MAX_UNEXPLAINED
     said = [w for w in doc["warnings"] if f"over {MAX_UNEXPLAINED} distinct error lines" in w]
     assert said and f"{log}:{MAX_UNEXPLAINED + 1}:" in said[0]
+
+
+def test_a_file_growing_during_a_parallel_scan_is_hashed_as_scanned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parallel path read a file to its end in the workers and again, later, for the hash: a log still being
+    written was stored and hashed with bytes the scan never saw. Now both stop at the size the scan planned."""
+    import hashlib
+
+    from triage import load_packs, scan, split
+    from triage.pipeline import StoreOptions, run_scan
+    from triage.store import open_store, unpack_log
+
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1000)
+    monkeypatch.setattr(scan, "SPLIT_MIN_BYTES", 1000)
+    big = tmp_path / "big.log"
+    big.write_bytes(REAL * 400)  # split into ranges across the workers
+    small = tmp_path / "small.log"
+    small.write_bytes(REAL)
+    scanned = {p: p.read_bytes() for p in (big, small)}
+
+    def grow(sources):  # type: ignore[no-untyped-def]  # called after discovery, before any byte is read
+        for p in (big, small):
+            with p.open("ab") as fh:
+                fh.write(b"  [error] Mapping Failed (allocation time: 9s)\n" * 50)
+        return []
+
+    db = tmp_path / "r.db"
+    outcome = run_scan([str(big), str(small)], load_packs(), jobs=2, store=StoreOptions(db=db), prepare=grow)
+    inputs = {i.path: i for i in outcome.result.run.inputs}
+    with open_store(db) as store:
+        rows = {r["path"]: r for r in store.db["inputs"].rows}
+    for p, data in scanned.items():
+        assert inputs[str(p)].bytes == len(data) and inputs[str(p)].lines == data.count(b"\n")
+        assert rows[str(p)]["sha256"] == hashlib.sha256(data).hexdigest()
+        assert unpack_log(rows[str(p)]["log"]) == data
+
+
+@pytest.mark.parametrize("args", [["runs", "list", "--since", "99999999999d"],
+                                  ["nightly", "--since", "99999999999d"],
+                                  ["retriage", "--since", "99999999999d"],
+                                  ["runs", "list", "--since", "9" * 5000 + "d"]])
+def test_a_since_beyond_any_date_is_not_an_overflow(tmp_path: Path, args: list[str]) -> None:
+    db = _db_with_runs(tmp_path, 1)
+    proc = triage(*args, "--db", str(db), *(["--out", str(tmp_path / "r")] if args[0] == "nightly" else []))
+    assert proc.returncode in (0, 2) and b"Traceback" not in proc.stderr, proc.stderr
+    if proc.returncode == 2:
+        assert proc.stderr.startswith(b"error: ")
