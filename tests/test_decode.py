@@ -188,3 +188,11 @@ def test_reading_past_an_error_raises_once_what_was_read_is_returned(tmp_path: P
             got.write(chunk)
     assert TEXT.startswith(got.getvalue()) and len(got.getvalue()) > len(TEXT) // 2
     assert resource  # (imported for the bomb test)
+
+
+def test_a_folder_scan_picks_compressed_logs_and_reports(packs, plain, tmp_path: Path) -> None:
+    for codec, ext in (("zstd", "zst"), ("xz", "xz"), ("bz2", "bz2")):
+        (tmp_path / f"compile-{codec}.log.{ext}").write_bytes(compressed(codec))
+    result, warnings = scan(tmp_path, packs)
+    assert len(result.run.inputs) == 3 and warnings == []
+    assert all(i.kind == "log" and i.lines == plain.run.inputs[0].lines for i in result.run.inputs)

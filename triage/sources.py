@@ -38,11 +38,12 @@ CR_MARK = "\u240d".encode()  # ␍
 
 # Files picked when walking a folder (an explicitly named file is always scanned).
 RECOGNISED = (
-    "*.log", "*.log.gz", "*.rpt", "*.rpt.gz", "*csynth.xml", "*.alls", "hls4ml_config.yml",
+    "*.log", "*.log.gz", "*.log.zst", "*.log.xz", "*.log.bz2", "*.rpt", "*.rpt.gz", "*.rpt.zst", "*.rpt.xz",
+    "*.rpt.bz2", "*csynth.xml", "*.alls", "hls4ml_config.yml",
     "hls4ml_config.yaml", "hls4ml_config.json", "runme.log", "vivado*.log", "vitis_hls.log",
     "*_utilization*.txt", "*utilization_report*.txt", "*.log.[0-9]",
 )
-REPORT_GLOBS = ("*.rpt", "*.rpt.gz", "*csynth.xml", "*utilization*.txt", "*timing*.txt")
+REPORT_GLOBS = ("*.rpt", "*.rpt.gz", "*.rpt.zst", "*.rpt.xz", "*.rpt.bz2", "*csynth.xml", "*utilization*.txt", "*timing*.txt")
 CONFIG_GLOBS = ("*.alls", "*.yml", "*.yaml", "*.json", "*.py", "*.tcl", "*.toml")
 
 
