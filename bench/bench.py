@@ -1,9 +1,10 @@
-"""Throughput, memory and start-up of `triage scan`, with the machine's grep beside it, in one run.
+"""Throughput, memory and start-up of triage beside ripgrep and grep, with and without a knowledge base five
+times larger, in one run. See bench/README.md for what each figure measures.
 
-Builds Vivado/HLS/DFC-like logs from random real corpus lines (seeded) in a temp folder, then measures:
-grep over the signature literals; `triage scan --format json --no-store` with the pure-Python gate and with
-hyperscan; peak RSS at 20 MB and 2 GB (`--quick` skips the 2 GB log); start-up on a 10-line log; the store
-on vs off; several inputs with -j 2 vs -j 1 (findings compared). See bench/README.md for each figure.
+Builds Vivado/HLS/DFC-like logs from random real corpus lines (seeded) and a pack set of 3,000 generated
+signatures (bench/genpack.py) in a temp folder. Every timed figure is the median of paired rounds: in each
+round the reference and every triage variant run back to back, so a busy machine slows them alike, and a
+ratio is taken per round. `--root DIR` measures another checkout (the "before" of a change).
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from genpack import write_packs  # noqa: E402
+
+ROOT = HERE.parent
 CORPUS_LOGS = ROOT / "fixtures" / "corpus" / "logs"
 MB = 1_000_000
 
@@ -30,6 +36,7 @@ MB = 1_000_000
 @dataclass
 class Run:
     seconds: float
+    cpu: float  # user + system of the process and the children it waited for (a -j 2 scan's workers)
     rss_mb: float
     returncode: int
     stdout: Path
@@ -59,20 +66,23 @@ def build_log(path: Path, size: int, lines: list[bytes], seed: int) -> Path:
     return path
 
 
-def measure(cmd: list[str], env: dict[str, str], out: Path, stdin: Path | None = None) -> Run:
-    """Wall time and this child's own peak RSS (os.wait4 gives per-child rusage)."""
-    with out.open("wb") as fh, (stdin.open("rb") if stdin else open(os.devnull, "rb")) as inp:
+def measure(cmd: list[str], env: dict[str, str], out: Path, cwd: Path = ROOT) -> Run:
+    """Wall time, CPU time and peak RSS of one child (os.wait4 gives the child's own rusage)."""
+    with out.open("wb") as fh:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.DEVNULL,
-                                stdin=inp, env=env, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return Run(seconds, usage.ru_maxrss / 1024, proc.returncode, out)
+    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out)
 
 
-def best(runs: list[Run]) -> Run:
-    return min(runs, key=lambda r: r.seconds)
+def med(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} {five:.1f} {fifteen:.1f} on {os.cpu_count()} cores"
 
 
 class Bench:
@@ -80,129 +90,156 @@ class Bench:
         self.args = args
         self.work = work
         self.python = args.python
-        self.env = {**os.environ, "PYTHONPATH": str(ROOT), "TRIAGE_DB": str(work / "bench.db")}
-        self.env.pop("TRIAGE_PACKS", None)
-        self.rows: list[tuple[str, str]] = []
-        self.help = subprocess.run([self.python, "-m", "triage", "scan", "--help"], capture_output=True, text=True,
-                                   env=self.env, cwd=ROOT).stdout
-        self.has_no_store = "--no-store" in self.help
+        self.root = args.root.resolve()
+        self.base_env = {**os.environ, "PYTHONPATH": str(self.root), "TRIAGE_DB": str(work / "bench.db"),
+                         "TRIAGE_CACHE_DIR": str(work / "cache")}
+        self.base_env.pop("TRIAGE_PACKS", None)
+        self.env = dict(self.base_env)
+        self.help = self._run(["scan", "--help"]).stdout
         self.matchers = ["python"] + (["hyperscan"] if self._has_hyperscan() else [])
-        # An installed wheel has its bytecode compiled (pip does it); an editable checkout under
-        # PYTHONDONTWRITEBYTECODE would recompile every module on every start.
-        subprocess.run([self.python, "-m", "compileall", "-q", str(ROOT / "triage")], check=True, env=self.env)
+        # An installed wheel has its bytecode compiled (pip does it); a checkout under PYTHONDONTWRITEBYTECODE
+        # would recompile every module on every start.
+        subprocess.run([self.python, "-m", "compileall", "-q", str(self.root / "triage")], check=True, env=self.env)
+
+    def _run(self, args: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([self.python, "-m", "triage", *args], capture_output=True, text=True, env=self.env,
+                              cwd=self.root)
 
     def _has_hyperscan(self) -> bool:
-        probe = subprocess.run([self.python, "-c", "import hyperscan"], capture_output=True, env=self.env)
-        return probe.returncode == 0
+        return subprocess.run([self.python, "-c", "import hyperscan"], capture_output=True, env=self.env).returncode == 0
 
     def row(self, name: str, value: str) -> None:
-        self.rows.append((name, value))
-        print(f"  {name:<58} {value}", flush=True)
+        print(f"  {name:<62} {value}", flush=True)
+
+    def triage_cmd(self, inputs: list[Path], *extra: str, store: bool = False) -> list[str]:
+        cmd = [self.python, "-m", "triage", "scan", "--format", "json", *extra]
+        if not store:
+            cmd.append("--no-store")
+        return cmd + [str(p) for p in inputs]
 
     def triage(self, inputs: list[Path], matcher: str, *extra: str, store: bool = False, tag: str = "") -> Run:
-        cmd = [self.python, "-m", "triage", "scan", "--format", "json", *extra]
-        if not store and self.has_no_store:
-            cmd.append("--no-store")
-        cmd += [str(p) for p in inputs]
         env = {**self.env, "TRIAGE_MATCHER": matcher}
-        run = measure(cmd, env, self.work / f"out-{matcher}-{tag or inputs[0].stem}.json")
+        cmd = self.triage_cmd(inputs, *extra, store=store)
+        run = measure(cmd, env, self.work / f"out-{matcher}-{tag or inputs[0].stem}.json", self.root)
         if run.returncode not in (0, 1):
             sys.exit(f"triage failed ({run.returncode}): {' '.join(cmd)}")
         return run
 
     # ----------------------------------------------------------------------------------------------------
 
-    def literals(self) -> tuple[list[str], list[str]]:
+    def literals(self) -> list[str]:
         """The gate's literals, as the scanner builds them (signatures, detection rules, error-like words)."""
-        code = (
-            "import json\nfrom triage.packs import load_packs\nfrom triage.scan import Matcher\n"
-            "m = Matcher(load_packs(), 'python')\n"
-            "print(json.dumps([m.gate.exact_words, m.gate.folded_words]))\n"
-        )
-        out = subprocess.run([self.python, "-c", code], capture_output=True, text=True, env=self.env, cwd=ROOT)
+        code = ("import json\nfrom triage.packs import load_packs\nfrom triage.scan import Matcher\n"
+                "m = Matcher(load_packs(), 'python')\nprint(json.dumps(m.gate.exact_words + m.gate.folded_words))\n")
+        out = subprocess.run([self.python, "-c", code], capture_output=True, text=True, env=self.env, cwd=self.root)
         if out.returncode != 0:
             sys.exit(f"cannot read the gate's literals:\n{out.stderr}")
-        exact, folded = json.loads(out.stdout)
-        return exact, folded
+        return sorted(set(json.loads(out.stdout)))
 
-    def grep(self, log: Path, exact: list[str], folded: list[str]) -> float:
-        ere = self.work / "literals.ere"
-        ere.write_text("\n".join(re.sub(r"([.\[\]\\*^$+?(){}|])", r"\\\1", w) for w in exact + folded) + "\n")
-        fixed = self.work / "literals.txt"
-        fixed.write_text("\n".join(exact + folded) + "\n")
-        env = {**os.environ, "LC_ALL": "C"}
+    def throughput(self, log: Path, label: str) -> None:
+        """rg, grep and both matchers in paired rounds; ratios to rg per round, then medians."""
+        words = self.literals()
+        fixed = self.work / f"literals-{label}.txt"
+        fixed.write_text("\n".join(words) + "\n")
         size = log.stat().st_size / MB
-        times = {}
-        for label, cmd in (("grep -c -E -f", ["grep", "-c", "-E", "-f", str(ere), str(log)]),
-                           ("grep -c -F -f", ["grep", "-c", "-F", "-f", str(fixed), str(log)])):
-            runs = [measure(cmd, env, self.work / "grep.out") for _ in range(3)]
-            count = (self.work / "grep.out").read_text().strip()
-            times[label] = best(runs).seconds
-            self.row(f"{label} ({len(exact) + len(folded)} literals, LC_ALL=C), {count} lines",
-                     f"{best(runs).seconds:6.2f} s  {size / best(runs).seconds:7.0f} MB/s")
-        return times["grep -c -E -f"]
-
-    def throughput(self, log: Path, grep_s: float, repeats: int = 3) -> dict[str, dict]:
-        size = log.stat().st_size / MB
-        findings = {}
+        c_env = {**os.environ, "LC_ALL": "C"}
+        refs = {"rg -c -F -f": ["rg", "-c", "-F", "-f", str(fixed), str(log)],
+                "grep -c -F -f": ["grep", "-c", "-F", "-f", str(fixed), str(log)]}
+        if shutil.which("rg") is None:
+            refs.pop("rg -c -F -f")
+        runs: dict[str, list[Run]] = {name: [] for name in [*refs, *self.matchers]}
+        for i in range(self.args.rounds):
+            for name, cmd in refs.items():
+                runs[name].append(measure(cmd, c_env, self.work / "ref.out"))
+            for matcher in self.matchers:
+                runs[matcher].append(self.triage([log], matcher, tag=f"tp-{label}-{i}"))
+        ref = "rg -c -F -f" if "rg -c -F -f" in runs else "grep -c -F -f"
+        print(f"  ({len(words):,} literals; {self.args.rounds} paired rounds; medians; x = time / {ref} in the same round)")
+        for name in refs:
+            rs = runs[name]
+            count = (self.work / "ref.out").read_text().strip().splitlines()[-1] if name == list(refs)[-1] else ""
+            self.row(f"{name}, LC_ALL=C" + (f" ({count} lines)" if count else ""),
+                     f"{med([r.seconds for r in rs]):6.2f} s  cpu {med([r.cpu for r in rs]):6.2f} s  "
+                     f"{size / med([r.seconds for r in rs]):6.0f} MB/s  x {self._ratio(rs, runs[ref]):4.1f}")
         for matcher in self.matchers:
-            runs = [self.triage([log], matcher, tag=f"tp{i}") for i in range(repeats)]
-            run = best(runs)
-            findings[matcher] = normalised(run.stdout)
+            rs = runs[matcher]
             self.row(f"triage scan --format json --no-store, TRIAGE_MATCHER={matcher}",
-                     f"{run.seconds:6.2f} s  {size / run.seconds:7.0f} MB/s  {run.seconds / grep_s:4.1f}x grep  "
-                     f"peak RSS {max(r.rss_mb for r in runs):5.0f} MB")
-        if len(findings) == 2:
-            same = findings["python"] == findings["hyperscan"]
-            self.row("python and hyperscan findings identical", "yes" if same else "NO — DIFFERENT")
-        return findings
+                     f"{med([r.seconds for r in rs]):6.2f} s  cpu {med([r.cpu for r in rs]):6.2f} s  "
+                     f"{size / med([r.seconds for r in rs]):6.0f} MB/s  x {self._ratio(rs, runs[ref]):4.1f} "
+                     f"(cpu x {self._ratio(rs, runs[ref], cpu=True):4.1f})  peak RSS {max(r.rss_mb for r in rs):4.0f} MB")
+        if len(self.matchers) == 2:
+            a, b = (normalised(runs[m][-1].stdout) for m in self.matchers)
+            self.row("python and hyperscan findings identical", "yes" if a == b else "NO — DIFFERENT")
+
+    @staticmethod
+    def _ratio(runs: list[Run], refs: list[Run], cpu: bool = False) -> float:
+        return med([(r.cpu / q.cpu) if cpu else (r.seconds / q.seconds) for r, q in zip(runs, refs)])
+
+    def jobs_small(self, log: Path) -> None:
+        """The default -j against -j 1 on a 20 MB log (one file of 8 MiB and more is split across the cores)."""
+        fast = self.matchers[-1]
+        one, many = [], []
+        for i in range(self.args.rounds):
+            one.append(self.triage([log], fast, "-j", "1", tag=f"j1s-{i}"))
+            many.append(self.triage([log], fast, tag=f"jds-{i}"))
+        self.row(f"20 MB log, default -j against -j 1, {fast}",
+                 f"{med([r.seconds for r in many]):6.2f} s vs {med([r.seconds for r in one]):6.2f} s  "
+                 f"x {self._ratio(many, one):4.2f}")
 
     def rss(self, log: Path) -> None:
         size = log.stat().st_size / MB
         for matcher in self.matchers:
-            # -j 1: the whole scan in one process, so its peak is the scan's whole memory (with -j 2 the
-            # figure would be that of the largest of the parent and its workers)
+            # -j 1: the whole scan in one process, so its peak is the scan's whole memory
             run = self.triage([log], matcher, "-j", "1", tag="rss")
             self.row(f"peak RSS, {size:,.0f} MB input, -j 1, {matcher}",
                      f"{run.rss_mb:5.0f} MB  ({run.seconds:.1f} s, {size / run.seconds:.0f} MB/s)")
 
-    def startup(self) -> None:
+    def startup(self, cold: bool) -> None:
+        """Short commands, median of paired rounds beside a bare interpreter; cold: an empty cache each time."""
         small = self.work / "ten.log"
         small.write_bytes(b"".join(b"INFO: [HLS 200-10] line %d\n" % i for i in range(9))
                           + b"  [error] Mapping Failed (allocation time: 1m 44s)\n")
+        commands = {
+            "python -c pass": [self.python, "-c", "pass"],
+            "triage --help": [self.python, "-m", "triage", "--help"],
+            "triage scan, 10-line log, --format json": self.triage_cmd([small]),
+            "triage scan, 10-line log (text)": [self.python, "-m", "triage", "scan", "--no-store", str(small)],
+            "triage explain <a known line>": [self.python, "-m", "triage", "explain",
+                                               "[error] Mapping Failed (allocation time: 1m 44s)"],
+            "triage explain <an unknown line>": [self.python, "-m", "triage", "explain",
+                                                 "ERROR: [XYZ 7-7] frobnicated the widget twice in foo.cpp"],
+            "triage kb search allocation": [self.python, "-m", "triage", "kb", "search", "allocation"],
+        }
+        rounds = 3 if cold else 7
+        times: dict[str, list[Run]] = {name: [] for name in commands}
         for matcher in self.matchers:
-            runs = [self.triage([small], matcher, tag="startup") for _ in range(5)]
-            med = statistics.median(r.seconds for r in runs)
-            self.row(f"start-up, 10-line log, median of 5, {matcher}", f"{med * 1000:6.0f} ms")
-        bare = [measure([self.python, "-c", "pass"], self.env, self.work / "bare.out").seconds for _ in range(5)]
-        self.row("  (bare python start-up, median of 5)", f"{statistics.median(bare) * 1000:6.0f} ms")
+            for name in commands:
+                times[name] = []
+            for i in range(rounds):
+                for name, cmd in commands.items():
+                    env = {**self.env, "TRIAGE_MATCHER": matcher}
+                    if cold:
+                        env["TRIAGE_CACHE_DIR"] = str(self.work / f"cold-{matcher}-{i}-{len(times[name])}")
+                    times[name].append(measure(cmd, env, self.work / "startup.out", self.root))
+            for name, rs in times.items():
+                if name == "python -c pass" and matcher != self.matchers[0]:
+                    continue
+                which = "" if name in ("python -c pass", "triage --help") else f", {matcher}"
+                self.row(f"{'cold' if cold else 'warm'}: {name}{which}",
+                         f"{med([r.seconds for r in rs]) * 1000:6.0f} ms  cpu {med([r.cpu for r in rs]) * 1000:5.0f} ms")
 
     def store(self, log: Path, matcher: str) -> None:
-        if not self.has_no_store:
-            self.row("store on vs off", "n/a: this triage has no --no-store")
-            return
         size = log.stat().st_size / MB
-        off = best([self.triage([log], matcher, tag="off") for _ in range(2)])
-        on_runs = []
-        for i in range(2):
-            db = self.work / f"store-{i}.db"
-            on_runs.append(self.triage([log], matcher, "--db", str(db), "--force", store=True, tag="on"))
-        on = best(on_runs)
+        off = min((self.triage([log], matcher, tag="off") for _ in range(2)), key=lambda r: r.seconds)
+        on = min((self.triage([log], matcher, "--db", str(self.work / f"store-{i}.db"), "--force", store=True, tag="on")
+                  for i in range(2)), key=lambda r: r.seconds)
         self.row(f"store off, {size:,.0f} MB, {matcher}", f"{off.seconds:6.2f} s  {size / off.seconds:7.0f} MB/s")
         self.row(f"store on (keeps the log compressed), {size:,.0f} MB, {matcher}",
                  f"{on.seconds:6.2f} s  {size / on.seconds:7.0f} MB/s  {100 * (on.seconds / off.seconds - 1):+.0f} %  "
                  f"peak RSS {on.rss_mb:.0f} MB")
-        if "--keep-log" in self.help:
-            nk = best([self.triage([log], matcher, "--db", str(self.work / f"nokeep-{i}.db"), "--force",
-                                   "--no-keep-log", store=True, tag="nokeep") for i in range(2)])
-            self.row(f"store on --no-keep-log, {size:,.0f} MB, {matcher}",
-                     f"{nk.seconds:6.2f} s  {size / nk.seconds:7.0f} MB/s  {100 * (nk.seconds / off.seconds - 1):+.0f} %")
 
     def jobs(self, files: list[Path], matcher: str) -> None:
         size = sum(f.stat().st_size for f in files) / MB
-        if "--jobs" not in self.help:
-            self.row("several inputs", "n/a: this triage has no --jobs")
-            return
         serial = self.triage(files, matcher, "-j", "1", tag="j1")
         parallel = self.triage(files, matcher, "-j", "2", tag="j2")
         same = normalised(serial.stdout) == normalised(parallel.stdout)
@@ -224,51 +261,73 @@ def normalised(path: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="skip the 2 GB log (peak RSS on a large input)")
+    parser.add_argument("--quick", action="store_true", help="skip the 2 GB log and the 50,000-run history")
     parser.add_argument("--size-mb", type=int, default=200, help="size of the main log (default 200)")
-    parser.add_argument("--python", default=sys.executable, help="interpreter with triage installed")
+    parser.add_argument("--rounds", type=int, default=3, help="paired rounds per throughput figure (default 3)")
+    parser.add_argument("--signatures", type=int, default=3000, help="generated signatures (default 3000)")
+    parser.add_argument("--python", default=sys.executable, help="interpreter with triage's dependencies")
+    parser.add_argument("--root", type=Path, default=ROOT, help="checkout of triage to measure (default: this one)")
+    parser.add_argument("--only", choices=("throughput", "startup", "memory", "store", "history"), action="append",
+                        help="measure only these groups (repeatable)")
     parser.add_argument("--keep", action="store_true", help="keep the temp folder with the logs and outputs")
     args = parser.parse_args()
-    if shutil.which("grep") is None:
-        sys.exit("grep not found")
+    groups = set(args.only or ("throughput", "startup", "memory", "store", "history"))
     work = Path(tempfile.mkdtemp(prefix="triage-bench-"))
     try:
         bench = Bench(args, work)
         lines = corpus_lines()
-        print(f"triage bench: {os.cpu_count()} cores, {len(lines):,} corpus lines, matchers: {', '.join(bench.matchers)}")
-        print(f"  grep: {subprocess.run(['grep', '--version'], capture_output=True, text=True).stdout.splitlines()[0]}")
+        rg = subprocess.run(["rg", "--version"], capture_output=True, text=True).stdout.split("\n")[0] \
+            if shutil.which("rg") else "not installed (apt-get install ripgrep): grep is the reference"
+        grep = subprocess.run(["grep", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+        print(f"triage bench: {bench.root}, {len(lines):,} corpus lines, matchers: {', '.join(bench.matchers)}")
+        print(f"  {rg}; {grep}; {load()}")
         t = time.perf_counter()
         big = build_log(work / "big.log", args.size_mb * MB, lines, seed=1)
         small = build_log(work / "small.log", 20 * MB, lines, seed=2)
-        parts = [build_log(work / f"part{i}.log", 25 * MB, lines, seed=10 + i) for i in range(8)]
-        print(f"  built logs in {time.perf_counter() - t:.1f} s under a temp folder\n")
-
-        print(f"== throughput, {args.size_mb} MB log, all built-in packs ==")
-        exact, folded = bench.literals()
-        grep_s = bench.grep(big, exact, folded)
-        bench.throughput(big, grep_s)
-
-        print("\n== peak RSS ==")
-        bench.rss(small)
-        free = shutil.disk_usage(work).free
-        if args.quick:
-            print("  (2 GB input skipped: --quick)")
-        elif free < 2500 * MB:
-            print(f"  (2 GB input skipped: {free / MB:,.0f} MB free in the temp folder, 2,500 MB needed)")
-        else:
-            huge = build_log(work / "huge.log", 2000 * MB, lines, seed=3)
-            bench.rss(huge)
-            huge.unlink()
-
-        print("\n== start-up ==")
-        bench.startup()
-
-        fast = bench.matchers[-1]
-        print(f"\n== store on vs off ({fast}) ==")
-        bench.store(big, fast)
-
-        print(f"\n== several inputs ({fast}) ==")
-        bench.jobs(parts, fast)
+        generated = work / "generated-packs"
+        write_packs(generated, args.signatures)
+        print(f"  built logs and {args.signatures:,} generated signatures in {time.perf_counter() - t:.1f} s\n")
+        configs = [("built-in packs", None), (f"built-in packs + {args.signatures:,} generated signatures", generated)]
+        for label, extra in configs:
+            bench.env = dict(bench.base_env, **({"TRIAGE_PACKS": str(extra)} if extra else {}))
+            tag = "gen" if extra else "builtin"
+            if "startup" in groups:
+                print(f"== start-up, {label} ({load()}) ==")
+                bench.startup(cold=True)
+                bench.startup(cold=False)
+                print()
+            if "throughput" in groups:
+                print(f"== throughput, {args.size_mb} MB log, {label} ({load()}) ==")
+                bench.throughput(big, tag)
+                bench.jobs_small(small)
+                print()
+            if "memory" in groups:
+                print(f"== peak RSS, {label} ==")
+                bench.rss(small)
+                free = shutil.disk_usage(work).free
+                if args.quick:
+                    print("  (2 GB input skipped: --quick)")
+                elif free < 2500 * MB:
+                    print(f"  (2 GB input skipped: {free / MB:,.0f} MB free in the temp folder, 2,500 MB needed)")
+                else:
+                    huge = build_log(work / "huge.log", 2000 * MB, lines, seed=3)
+                    bench.rss(huge)
+                    huge.unlink()
+                print()
+        bench.env = dict(bench.base_env)
+        if "store" in groups:
+            fast = bench.matchers[-1]
+            print(f"== store on vs off, several inputs ({fast}, built-in packs) ==")
+            bench.store(big, fast)
+            parts = [build_log(work / f"part{i}.log", 25 * MB, lines, seed=10 + i) for i in range(8)]
+            bench.jobs(parts, fast)
+            print()
+        if "history" in groups:
+            print(f"== run history: nightly and runs list ({load()}) ==", flush=True)
+            sizes = "1000,10000" if args.quick else "1000,10000,50000"
+            subprocess.run([args.python, str(HERE / "store_bench.py"), "--runs", sizes, "--root", str(bench.root),
+                            "--python", args.python], check=True, env={**os.environ, "TRIAGE_CACHE_DIR": str(work / "cache")})
+        print(f"\ndone ({load()})")
     finally:
         if args.keep:
             print(f"\nkept: {work}")

@@ -162,7 +162,8 @@ def test_counts_agree_across_every_view(tmp_path: Path) -> None:
     assert f"{expected['error']}E {expected['warning']}W {expected['info']}I +{expected['explained']} explained" in table
     shown = run("runs", "show", "1", "--db", db).stdout
     words = f"{expected['error']} errors, {expected['warning']} warning"
-    assert words in shown and f"{expected['explained']} explained" in shown
+    assert words in shown and shown.count("  explains ") == expected["explained"]  # one line per explained one
+    assert json.loads(run("runs", "show", "1", "--db", db, "--json").stdout)["result"]["counts"] == expected
     html_path = tmp_path / "r.html"
     assert run("report", "1", "--db", db, "--out", str(html_path)).exit_code == 0
     html = html_path.read_text(encoding="utf-8")

@@ -261,3 +261,128 @@ def test_a_large_script_with_stray_quotes_and_braces_is_read_in_linear_time(tmp_
     assert tcl.stat().st_size > 1_000_000
     proc = _scan_cli(tcl)
     assert proc.returncode in (0, 1), proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The second founding case as users write it: an indented, partly broken conversion script with a loop over
+# the layers (fixtures/synthetic/hls4ml-seed-convert-indented.py, SYNTHETIC), scanned beside a real report.
+
+SYNTHETIC_DIR = CORPUS.parent / "synthetic"
+SEED_SCRIPT = SYNTHETIC_DIR / "hls4ml-seed-convert-indented.py"
+
+
+def test_seed_script_with_bonded_iob_report_names_both_ignored_keys(packs) -> None:
+    from triage import scan_paths
+
+    report = _file("hls/cases/002-*.rpt")
+    result = scan_paths([str(report), str(SEED_SCRIPT)], packs)
+    ids = {f.id: f for f in result.findings}
+    iob = ids["vivado/bonded-iob-over-100pct-standalone-top"]
+    assert iob.severity == "warning" and "307.20" in iob.cause
+    io, pragma = ids["hls4ml/iotype-in-layer-config"], ids["hls4ml/pragma-key-ignored"]
+    assert [(e.path, e.line, e.text) for e in io.evidence] == [(str(SEED_SCRIPT), 17, "'IOType': 'io_stream',")]
+    assert [(e.path, e.line) for e in pragma.evidence] == [(str(SEED_SCRIPT), 18)]
+    assert f"{SEED_SCRIPT}:17" in io.workaround and "every layer" in io.workaround
+    assert "io_parallel" in io.workaround and f"{SEED_SCRIPT}:22" in io.workaround  # the call shows no io_type
+    assert f"{SEED_SCRIPT}:18" in pragma.workaround and "every layer" in pragma.workaround
+
+
+def test_seed_script_facts() -> None:
+    facts = read_python_script("convert.py", SEED_SCRIPT.read_text(encoding="utf-8"))
+    assert _get(facts, "HLSConfig.Model.ReuseFactor").line == 9
+    # model-level values read from config['Model'] resolve to what the script set
+    assert _get(facts, "HLSConfig.LayerName.*.Precision").value == "ap_fixed<4,1>"
+    assert _get(facts, "HLSConfig.LayerName.*.ReuseFactor").value == "32"
+    assert (_get(facts, "HLSConfig.LayerName.*.IOType").line, _get(facts, "HLSConfig.LayerName.*.pragma.unroll").line) \
+        == (17, 18)
+    assert _get(facts, "HLSConfig.LayerName.encoder_out.ReuseFactor").value == "2"
+    assert _get(facts, "convert.part").value == "xcu250-figd2104-2L-e"  # the call cut off at the end is closed
+    assert not [f for f in facts if "Interpreting" in f.context]
+
+
+def test_indented_script_that_parses_is_read_whole() -> None:
+    text = "    # SYNTHETIC\n    import hls4ml\n  # a comment less indented\n    config['Model']['ReuseFactor'] = 4\n"
+    assert _get(read_python_script("c.py", text), "HLSConfig.Model.ReuseFactor").line == 4
+
+
+@pytest.mark.parametrize("loop,key", [
+    ("for layer in model.layers:\n    config['LayerName'][layer.name]['IOType'] = 'io_stream'", "HLSConfig.LayerName.*.IOType"),
+    ("for name in config['LayerName'].keys():\n    config['LayerName'][name]['IOType'] = 'io_stream'",
+     "HLSConfig.LayerName.*.IOType"),
+    ("for i, layer in enumerate(model.layers):\n    if i > 0:\n        config['LayerName'][str(layer.name)]['IOType'] = 1",
+     "HLSConfig.LayerName.*.IOType"),
+    ("for name, cfg in config['LayerName'].items():\n    cfg['IOType'] = 'io_stream'", "HLSConfig.LayerName.*.IOType"),
+    ("for layer in model.layers:\n    lc = config['LayerName'][layer.name]\n    lc['IOType'] = 'io_stream'",
+     "HLSConfig.LayerName.*.IOType"),
+    ("for layer in model.layers:\n    config['LayerName'][layer.name].update({'IOType': 'io_stream'})",
+     "HLSConfig.LayerName.*.IOType"),
+    ("name = 'fc1'\nconfig['LayerName'][name]['IOType'] = 'io_stream'", "HLSConfig.LayerName.fc1.IOType"),
+    ("config['LayerName'][other]['IOType'] = 'io_stream'", "HLSConfig.LayerName.[other].IOType"),
+])
+def test_loop_variables_are_every_layer(loop: str, key: str) -> None:
+    text = "# SYNTHETIC\n" + loop + "\n"
+    facts = read_python_script("c.py", text)
+    assert _get(facts, key).line == text.count("\n")
+    assert [m.cause_id for m in misconfigurations(facts)] == ["hls4ml/iotype-in-layer-config"]
+
+
+def test_broken_loop_body_is_read_one_level_down() -> None:
+    text = ("# SYNTHETIC\nfor layer in model.layers:  # the loop\n    print(layer.name\n"
+            "    config['LayerName'][layer.name]['pragma'] = {'unroll': 'factor=2'}\n  Out[3]: done\n"
+            "config['Model']['Strategy'] = 'Resource'\n")
+    facts = read_python_script("c.py", text)
+    assert _get(facts, "HLSConfig.LayerName.*.pragma.unroll").line == 4
+    assert _get(facts, "HLSConfig.Model.Strategy").line == 6
+    (m,) = misconfigurations(facts)
+    assert m.cause_id == "hls4ml/pragma-key-ignored" and "every layer" in m.message
+
+
+def test_iotype_hint_names_the_project_setting_or_its_absence() -> None:
+    base = "# SYNTHETIC\nconfig['LayerName']['fc1']['IOType'] = 'io_stream'\n"
+    (m,) = misconfigurations(read_python_script("c.py", base))
+    assert "c.py:2" in m.message and "io_parallel" not in m.message
+    (m,) = misconfigurations(read_python_script("c.py", base + "h = convert_from_keras_model(model, part='x')\n"))
+    assert "shows no io_type" in m.message and "c.py:3" in m.message
+    (m,) = misconfigurations(read_python_script("c.py", base + "h = convert_from_keras_model(model, io_type='io_stream')\n"))
+    assert "the project setting is `c.py:3" in m.message
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: "x = f(\n" + "    a,\n" * n,                                   # one call never closed
+    lambda n: "for a in b:\n" + "".join("    " * min(i, 40) + "y(\n" for i in range(n)),  # ever deeper, never closed
+    lambda n: "    " + "\n".join(f"config['LayerName']['l{i}'] = {{'pragma': {{'u': {i}}}}}" for i in range(n)) + "\n)",
+    lambda n: "'''\n" + "config['Model']['ReuseFactor'] = 1\n" * n,     # a string never closed
+    lambda n: "".join(("    " * (i % 9)) + "for x in y:\n" for i in range(n)),  # headers without bodies
+])
+def test_script_reader_is_linear_on_hostile_input(make, monkeypatch) -> None:
+    """Deterministic: the text handed to ast.parse stays within a small multiple of the input (no re-reading of
+    what was read), and the whole read stays far from quadratic in wall time."""
+    import time
+
+    from triage import configs
+
+    parsed: list[int] = []
+    real_parse = configs._parse
+
+    def counting_parse(text: str):
+        parsed.append(len(text))
+        return real_parse(text)
+
+    monkeypatch.setattr(configs, "_parse", counting_parse)
+    for n in (1_000, 8_000):
+        parsed.clear()
+        text = make(n)
+        t0 = time.perf_counter()
+        misconfigurations(read_python_script("h.py", text))
+        assert time.perf_counter() - t0 < 60.0
+        assert sum(parsed) <= 6 * min(len(text), configs._MAX_SCRIPT) + 64 * len(parsed)
+        assert len(parsed) <= 4 * (text.count("\n") + 1) + 1
+
+
+def test_script_over_the_cap_is_read_on_its_first_mib() -> None:
+    from triage import configs
+
+    head = "config['Model']['ReuseFactor'] = 4\n"
+    text = head + "#" * 100 + "\n" + ("# padding\n" * (configs._MAX_SCRIPT // 10)) + "config['Model']['Strategy'] = 'x'\n"
+    facts = read_python_script("big.py", text)
+    assert [f.key for f in facts] == ["HLSConfig.Model.ReuseFactor"]

@@ -169,12 +169,14 @@ def test_a_decompression_bomb_is_read_in_bounded_memory(tmp_path: Path, codec: s
     code = ("import resource, sys\nfrom triage.sources import Source, open_binary\n"
             "s = open_binary(Source(sys.argv[1], 'log'))\nn = 0\n"
             "while chunk := s.read1(1 << 20):\n    n += len(chunk)\n"
-            "print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+            # VmHWM is this process's own peak: ru_maxrss also counts the parent's pages a vfork shared
+            "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+            "print(n, int(hwm[0].split()[1]) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env, check=True)
     total, peak_kib = map(int, out.stdout.split())
     assert total == 256 << 20
-    assert peak_kib < 150 * 1024, f"peak RSS {peak_kib} KiB"
+    assert peak_kib < 64 * 1024, f"peak RSS {peak_kib} KiB"  # about 20 MiB; copying the pending buffer: 256
 
 
 def test_reading_past_an_error_raises_once_what_was_read_is_returned(tmp_path: Path) -> None:

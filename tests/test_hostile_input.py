@@ -68,7 +68,7 @@ def test_a_newline_in_a_file_name_cannot_inject_a_workflow_command(tmp_path: Pat
 def test_c1_controls_and_bidi_overrides_in_log_lines_are_escaped(tmp_path: Path) -> None:
     log = tmp_path / "c1.log"
     log.write_text(f"ERROR: [HLS 200-1] odd {C1_CSI} \x9d0;title\x9c {BIDI}\n", encoding="utf-8")
-    proc = triage("scan", "--no-store", str(log))
+    proc = triage("scan", "--no-store", str(log), env={"COLUMNS": "400"})  # wide enough that the line is not cut
     assert proc.returncode == 1
     no_control(proc.stdout)
     assert b"\\x9b31m" in proc.stdout and b"\\u202e" in proc.stdout

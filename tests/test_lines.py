@@ -174,6 +174,11 @@ def test_terminal_names_the_file_of_an_evidence_line_from_another_input(packs) -
     result = scan_paths([str(folder)], packs)
     finding = next(f for f in result.all_findings() if len({e.path for e in f.evidence[:2]}) == 2)
     first, second = finding.evidence[:2]
-    text = to_text(result, width=400)
-    assert f"{first.path}:{first.line}" in text
-    assert f"{second.path}:{second.line} │ " in text
+    from rich.console import Console
+
+    from triage.console import finding_lines
+
+    lines = finding_lines(Console(width=400, color_system=None), finding, verbose=True)
+    text = "\n".join(line.plain for line in lines)
+    assert f"--> {first.path}:{first.line}" in text
+    assert f"--> {second.path}:{second.line}" in text  # its own file, not under the first one's header

@@ -11,6 +11,7 @@ import gzip
 import io
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -330,7 +331,7 @@ def test_render_text_and_json_and_unknown(result, packs):
     assert json.loads(render(result, "json", packs))["findings"][0]["id"] == result.findings[0].id
     text = render(result, "text", packs)
     assert result.findings[0].title[:30] in text and "\x1b[" not in text
-    assert set(FORMATS) == {"text", "json", "jsonl", "junit", "sarif", "github"}
+    assert set(FORMATS) == {"text", "short", "json", "jsonl", "junit", "sarif", "github"}
     with pytest.raises(ValueError):
         render(result, "yaml", packs)
 
@@ -355,7 +356,7 @@ def test_tee_writer_copies_bytes_unchanged_and_reports_findings(packs, tmp_path)
     r = scan_paths([str(path)], packs, on_finding=tee.on_finding, raw_sink=tee.sink)
     assert out.getvalue() == data
     reported = err.getvalue().splitlines()
-    assert r.findings and all(line.startswith("triage: ") for line in reported)
+    assert r.findings and all(line.startswith(f"{path}:") for line in reported)
     assert {f.id for f in r.all_findings()} <= {line.rsplit("[", 1)[1].rstrip("]") for line in reported}
 
 
@@ -374,7 +375,7 @@ def test_tee_writer_goes_on_when_stdout_reader_is_gone():
 def test_finding_line(packs):
     cause = next(iter(packs.causes.values()))
     line = finding_line(cause, Evidence("build.log", 12, "text"))
-    assert line == f"triage: {cause.severity}: build.log:12: {cause.title} [{cause.id}]"
+    assert line == f"build.log:12: {cause.severity}: {cause.title} [{cause.id}]"  # as compilers print it
 
 
 def test_chain_sinks_and_findings():
@@ -453,7 +454,7 @@ def test_cli_tee_is_byte_identical_on_crlf_and_invalid_utf8(tmp_path, fmt):
                           input=data, capture_output=True, cwd=ROOT, env=_env(), timeout=120)
     assert proc.stdout == data
     assert proc.returncode == 1, proc.stderr.decode(errors="replace")  # error findings: --fail-on error
-    assert b"triage: error: <stdin>:" in proc.stderr
+    assert SHORT_ERROR.search(proc.stderr)
     if fmt == "json":
         assert json.loads(output.read_text(encoding="utf-8"))["findings"]
     elif fmt == "sarif":
@@ -471,6 +472,9 @@ def test_cli_tee_without_output_keeps_stdout_for_the_log(tmp_path):
     assert b"<testsuite" in proc.stderr  # the rendering goes to stderr when stdout carries the log
 
 
+SHORT_ERROR = re.compile(rb"^<stdin>:\d+: error: .+ \[[a-z0-9_]+/[^\]]+\]$", re.MULTILINE)  # --format short's line
+
+
 def _first_finding_before_eof(cmd: list[str]) -> tuple[bytes, bytes]:
     """Feed a real failing log line by line into `cmd` and wait for a finding on stderr with stdin still
     open. Returns (stderr seen before closing stdin, the rest). A deadline keeps it from hanging."""
@@ -485,7 +489,7 @@ def _first_finding_before_eof(cmd: list[str]) -> tuple[bytes, bytes]:
             proc.stdin.flush()
             time.sleep(0.02)
         deadline = time.monotonic() + 30  # a guard against hanging, not a speed requirement
-        while b"triage: " not in seen and time.monotonic() < deadline:
+        while b": error: " not in seen and time.monotonic() < deadline:
             ready, _, _ = select.select([proc.stderr], [], [], 0.5)
             if ready:
                 chunk = os.read(proc.stderr.fileno(), 65536)
@@ -515,14 +519,14 @@ scan_paths(["-"], load_packs(), on_finding=tee.on_finding, raw_sink=tee.sink)
 @pytest.mark.skipif(sys.platform == "win32", reason="select() on pipes")
 def test_library_reports_first_finding_before_stdin_is_closed():
     before, _ = _first_finding_before_eof([sys.executable, "-c", STREAM_SCRIPT])
-    assert b"triage: error: <stdin>:" in before
+    assert SHORT_ERROR.search(before)
 
 
 @needs_tee
 @pytest.mark.skipif(sys.platform == "win32", reason="select() on pipes")
 def test_cli_tee_prints_first_finding_before_stdin_is_closed():
     before, rest = _first_finding_before_eof([sys.executable, "-m", "triage", "scan", "-", "--tee", "--no-store"])
-    assert b"triage: error: <stdin>:" in before
+    assert SHORT_ERROR.search(before)
     assert b"partition" in (before + rest).lower()
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from triage import scan_paths, scan_text
-from triage.gate import HyperscanGate, PythonGate
+from triage.gate import HyperscanGate, PythonGate, candidates
 from triage.scan import Matcher, scan_sources
 from triage.sources import Source
 
@@ -155,14 +155,16 @@ def test_gate_candidates_match_naive_search() -> None:
     literals = [("Stop unrolling", False), ("killed", True), ("[error]", False), ("ab", False)]
     text = "x\nnothing\n[error] Stop unrolling now\nKILLED by oom\nabc\n"
     gate = PythonGate(literals)
-    got = gate.candidates(text)
+    got = candidates(gate, text.encode())
     assert got == {2: {0, 2}, 3: {1}, 4: {3}}
 
 
 def _naive_candidates(literals: list[tuple[str, bool]], text: str) -> dict[int, set[int]]:
+    """Case-insensitive literals fold ASCII letters, as both gates do (on the bytes)."""
     found: dict[int, set[int]] = {}
-    for n, line in enumerate(text.split("\n")):
-        ids = {i for i, (lit, fold) in enumerate(literals) if (lit.lower() in line.lower() if fold else lit in line)}
+    for n, line in enumerate(text.encode().split(b"\n")):
+        ids = {i for i, (lit, fold) in enumerate(literals)
+               if (lit.encode().lower() in line.lower() if fold else lit.encode() in line)}
         if ids:
             found[n] = ids
     return found
@@ -177,16 +179,16 @@ _LIT_CHARS = st.sampled_from("abAB[] :_e")
 @given(literals=st.lists(st.tuples(st.text(_LIT_CHARS, min_size=1, max_size=7), st.booleans()), min_size=1, max_size=12),
        text=st.text(st.sampled_from("abAB[] :_e\nxé"), max_size=300))
 def test_python_gate_equals_a_naive_search(literals: list[tuple[str, bool]], text: str) -> None:
-    assert PythonGate(literals).candidates(text) == _naive_candidates(literals, text)
+    assert candidates(PythonGate(literals), text.encode()) == _naive_candidates(literals, text)
 
 
 def test_python_gate_equals_hyperscan_on_real_lines(packs) -> None:
     pytest.importorskip("hyperscan")
     py, hs = Matcher(packs, "python"), Matcher(packs, "hyperscan")
-    text = "".join(p.read_text(encoding="utf-8", errors="replace") for p in sorted((CORPUS / "logs").rglob("*.log")))
-    got = py.gate.candidates(text)
+    data = b"".join(p.read_bytes() for p in sorted((CORPUS / "logs").rglob("*.log")))
+    got = candidates(py.gate, data)
     assert len(got) > 1000
-    assert got == hs.gate.candidates(text)
+    assert got == candidates(hs.gate, data)
 
 
 def test_one_large_file_split_across_processes_equals_the_serial_scan(packs, tmp_path: Path,

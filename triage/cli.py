@@ -7,27 +7,56 @@ import re
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 
 from . import __version__
-from .console import print_result
 from .display import one_line
 from .errors import TriageError
-from .model import SEVERITY_RANK
-from .packs import load_packs
 
+if TYPE_CHECKING:
+    from rich.console import Console as RichConsole
+
+# Help in click's plain layout: at 80 columns Rich's boxed option table left ~22 columns for the text, and
+# its help formatter costs more to import than the rest of `--help` together.
 app = typer.Typer(
     help="Recognise known failures in Hailo DFC, Vivado/Vitis HLS, Vivado and hls4ml compile logs.",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
 )
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class _Stderr:
+    """The stderr console, created on first use (Rich is imported only by commands that print)."""
+
+    _console: RichConsole | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console  # noqa: PLC0415
+
+            type(self)._console = Console(stderr=True, highlight=False, soft_wrap=True)
+        return getattr(self._console, name)
+
+
+err: Any = _Stderr()
+
+
+def load_packs(*args: Any, **kwargs: Any) -> Any:
+    from .packs import load_packs as load  # noqa: PLC0415 - the loader imports the pack machinery
+
+    return load(*args, **kwargs)
+
+
+def Console(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - stands in for rich.console.Console
+    from rich.console import Console as RichConsole  # noqa: PLC0415
+
+    return RichConsole(*args, **kwargs)
 
 
 class Format(str, Enum):
     text = "text"
+    short = "short"
     json = "json"
     jsonl = "jsonl"
     junit = "junit"
@@ -53,6 +82,8 @@ def exit_code(result, fail_on: FailOn) -> int:  # type: ignore[no-untyped-def]
     """1 when a top-level finding is at or above `fail_on` (or the run failed with no explanation)."""
     if fail_on is FailOn.never:
         return 0
+    from .model import SEVERITY_RANK
+
     threshold = SEVERITY_RANK[fail_on.value]
     if any(SEVERITY_RANK[f.severity] <= threshold for f in result.findings):
         return 1
@@ -62,9 +93,14 @@ def exit_code(result, fail_on: FailOn) -> int:  # type: ignore[no-untyped-def]
 @app.command()
 def scan(
     paths: Annotated[Optional[list[str]], typer.Argument(help="Files, .gz files and folders; '-' reads stdin.")] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
+    fmt: Annotated[Format, typer.Option("--format", "-f", metavar="FORMAT",
+                                        help="text, short (one line per finding), json, jsonl, junit, sarif or "
+                                             "github.")] = Format.text,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the output to this file.")] = None,
-    fail_on: Annotated[FailOn, typer.Option(help="Exit 1 when a finding is at or above this severity.")] = FailOn.error,
+    fail_on: Annotated[FailOn, typer.Option(metavar="LEVEL", help="Exit 1 when a finding is at or above this "
+                                                                  "severity: error, warning, info or never.")] = FailOn.error,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Text output: only the closing line (and the exit code).")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output: info, harmless and explained findings in full too.")] = False,
     packs: PacksOpt = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Processes for several inputs (0: one per core).")] = 0,
     tee: Annotated[bool, typer.Option("--tee", help="Copy the input to stdout unchanged; findings to stderr as found.")] = False,
@@ -80,7 +116,12 @@ def scan(
     commit: Annotated[Optional[str], typer.Option(help="Dimension: commit (default from CI variables).")] = None,
     device: Annotated[Optional[str], typer.Option(help="Dimension: target device or part.")] = None,
 ) -> None:
-    """Scan compile logs, reports and configs as one run and explain what went wrong."""
+    """Scan compile logs, reports and configs as one run; explain it.
+
+    Files, .gz files and folders form one run; '-' reads stdin. Exit code: 0 when nothing at or above
+    --fail-on was found, 1 when something was (or the run failed unexplained), 2 for a usage, pack or
+    input error.
+    """
     from .pipeline import StoreOptions, run_scan
 
     if not paths:
@@ -94,7 +135,7 @@ def scan(
     dims = dimensions(label=label, model=model, branch=branch, commit=commit, device=device)
     store = None if no_store else StoreOptions(db=db, force=force, keep_log=keep_log, dimensions=dims)
     streams = _Streams(fmt, output, tee, pack_set, dims, fail_on.value,
-                       folders=any(p != "-" and Path(p).is_dir() for p in paths))
+                       folders=any(p != "-" and Path(p).is_dir() for p in paths), quiet=quiet, verbose=verbose)
     if html is not None:
         from .files import check_writable
 
@@ -130,13 +171,13 @@ class _Streams:
     """Where the output goes: the chosen format at the end, or streamed (jsonl, --tee) while scanning."""
 
     def __init__(self, fmt: Format, output: Optional[Path], tee: bool, pack_set, dims: dict,  # type: ignore[no-untyped-def,type-arg]
-                 fail_on: str, folders: bool) -> None:
+                 fail_on: str, folders: bool, quiet: bool = False, verbose: bool = False) -> None:
         from contextlib import ExitStack
 
         from .files import check_writable, open_text
 
         self.fmt, self.output, self.tee, self.packs, self.dims = fmt, output, tee, pack_set, dims
-        self.fail_on, self.folders = fail_on, folders
+        self.fail_on, self.folders, self.quiet, self.verbose = fail_on, folders, quiet, verbose
         self.handle = None
         self.streamer = None
         self.teer = None
@@ -191,15 +232,21 @@ class _Streams:
             self.streamer.finish(result)
             self.files.close()
             return
-        if self.fmt is Format.text:
+        if self.fmt in (Format.text, Format.short):
             import io
 
-            buffer = io.StringIO() if self.output else None
+            from .console import print_result, print_short, print_summary
+
+            buffer = io.StringIO() if self.output else None  # an --output file is written whole, or not at all
             console = Console(stderr=self.tee, highlight=False, soft_wrap=False, file=buffer)
-            print_result(console, result)
-            if outcome.run_id is not None and not self.tee:
-                console.print(f"run {outcome.run_id} {'(already stored)' if outcome.duplicate else 'stored'}",
-                              style="dim", markup=False)
+            note = None
+            if outcome.run_id is not None:
+                note = f"run {outcome.run_id} {'already stored' if outcome.duplicate else 'stored'}"
+            # with --tee the short lines went out as the findings were found
+            short = print_summary if self.tee else print_short
+            show = print_summary if self.quiet else short if self.fmt is Format.short else print_result
+            extra = {"verbose": self.verbose} if show is print_result else {}
+            show(console, result, duration_s=outcome.duration_s, note=note, **extra)
             if buffer is not None:
                 from .files import write_text
 
@@ -238,13 +285,16 @@ app.add_typer(runs_app, name="runs")
 app.command("ingest")(ingest_command)
 app.command("retriage")(retriage_command)
 
-packs_app = typer.Typer(help="Check and list pattern packs.", no_args_is_help=True)
+packs_app = typer.Typer(help="Check and list pattern packs.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(packs_app, name="packs")
 
 
 @packs_app.command("check")
 def packs_check(packs: PacksOpt = None) -> None:
-    """Load and validate every pack (schema, regexes, examples); exit 2 on the first error."""
+    """Load and validate every pack; exit 2 on the first error.
+
+    Checks the schema, every regex and every example of every pack.
+    """
     pack_set = load_packs(packs or [])
     print(f"{len(pack_set.causes)} causes in {len(pack_set.files)} packs: OK")
 
@@ -254,15 +304,55 @@ def packs_test(
     packs: PacksOpt = None,
     fixtures: Annotated[Path, typer.Option(help="Folder of fixtures with *.expected.yaml goldens.")] = Path("fixtures"),
     update_goldens: Annotated[bool, typer.Option("--update-goldens", help="Rewrite goldens from the current result.")] = False,
+    against_db: Annotated[bool, typer.Option("--against-db", help="Also re-classify the stored runs of the last 90 days "
+                                                                   "(kept logs) and report what changes.")] = False,
+    db: Annotated[Optional[Path], typer.Option("--db", help="With --against-db: the run database.")] = None,
 ) -> None:
-    """Run every signature's examples and every fixture's golden; exit 1 on any mismatch."""
+    """Run every example and every fixture golden; exit 1 on a mismatch.
+
+    With --against-db, also backtest the packs on the stored runs: each changed cause's hits on failed and
+    passed runs in the last 30 and 90 days, the runs newly explained, and the causes reported today that
+    would be hidden.
+    """
     from .console import print_packs_test
     from .goldens import test_goldens
 
     pack_set = load_packs(packs or [])
     report = test_goldens(pack_set, fixtures, update=update_goldens)
-    print_packs_test(Console(highlight=False), pack_set, report)
+    console = Console(highlight=False)
+    print_packs_test(console, pack_set, report)
+    if against_db:
+        from .backtest import backtest
+        from .console import print_backtest
+        from .packs import pack_files
+        from .store import default_db_path, open_store
+
+        mine = {p.name for p in pack_files(packs or [])}
+        focus = sorted(cid for cid, c in pack_set.causes.items() if c.source.rsplit(":", 1)[0] in mine)
+        with open_store(db or default_db_path(), create=False) as store:
+            bt = backtest(store, pack_set, focus)
+        console.print()
+        print_backtest(console, bt, sorted(set(focus) | set(bt.changed_causes())))
     raise typer.Exit(1 if report.failures or report.uncovered else 0)
+
+
+@packs_app.command("eval")
+def packs_eval(
+    packs: PacksOpt = None,
+    cases: Annotated[Path, typer.Option(help="Folder of held-back cases with a cases.yaml.")] = Path("fixtures/heldback"),
+    only: Annotated[bool, typer.Option("--only", help="Use only the --packs given, not the built-in packs.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Score the knowledge on held-back real cases (fixtures/heldback/)."""
+    from .evaluate import evaluate
+
+    report = evaluate(load_packs(packs or [], builtin=not only), cases)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    from .console import print_eval
+
+    print_eval(Console(highlight=False), report)
 
 
 @packs_app.command("list")
@@ -291,7 +381,7 @@ def packs_list(
     print_cause_table(Console(highlight=False), causes)
 
 
-kb_app = typer.Typer(help="Look up the knowledge base without a log.", no_args_is_help=True)
+kb_app = typer.Typer(help="Look up the knowledge base without a log.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(kb_app, name="kb")
 
 
@@ -301,7 +391,10 @@ def kb_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     packs: PacksOpt = None,
 ) -> None:
-    """Show one whole entry: cause, workaround, versions, references, signatures and examples."""
+    """Show one whole entry of the knowledge base.
+
+    Cause, workaround, versions, references, signatures and examples.
+    """
     pack_set = load_packs(packs or [])
     cause = pack_set.causes.get(cause_id)
     if cause is None:
@@ -336,9 +429,17 @@ def kb_search(
     raise typer.Exit(0 if rows else 1)
 
 
+from .cli_draft import draft as draft_command  # noqa: E402
+
+kb_app.command("draft")(draft_command)
+
+
 @kb_app.command("index")
 def kb_index(packs: PacksOpt = None) -> None:
-    """Print the Markdown index of all known causes (docs/causes.md is this output)."""
+    """Print the Markdown index of all known causes.
+
+    docs/causes.md is this output.
+    """
     from .kb import causes_index_markdown
 
     sys.stdout.write(causes_index_markdown(load_packs(packs or [])))
@@ -350,7 +451,10 @@ def explain(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     packs: PacksOpt = None,
 ) -> None:
-    """Explain a pasted line: the matching causes, or the closest known ones when nothing matches."""
+    """Explain a pasted line, or show the closest known causes.
+
+    Prints every cause whose signature matches the text, or the closest known ones when none does.
+    """
     from .kb import explain as explain_text
 
     if text == "-":

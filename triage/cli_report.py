@@ -64,7 +64,10 @@ def nightly(
     packs: Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra pack folder or file (repeatable); also TRIAGE_PACKS.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Write the nightly HTML report over the stored runs of a period, and refresh index.html."""
+    """Write the nightly HTML page over a period of stored runs.
+
+    Also refreshes index.html in the same folder.
+    """
     from .packs import load_packs
     from .report import write_nightly
 

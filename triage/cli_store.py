@@ -6,22 +6,36 @@ reaches the terminal only as Rich `Text`, never as markup.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
+from collections.abc import Iterable, Iterator
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from .display import for_terminal
 from .errors import InputError, TriageError
 from .model import RUN_STATUSES, RUN_TOOLS
-from .packs import load_packs
-from . import store as _store
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from . import store as _store
+else:  # imported on first use: `triage --help` registers these commands without loading the store or Rich
+    class _Store:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(importlib.import_module("triage.store"), name)
+
+    _store = _Store()
+
+
+def load_packs(*args: Any, **kwargs: Any) -> Any:
+    from .packs import load_packs as load  # noqa: PLC0415
+
+    return load(*args, **kwargs)
 
 DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Run database (default: TRIAGE_DB, else the user data folder).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -35,15 +49,29 @@ STATUS_STYLE = {"failed": "bold red", "passed": "green"}
 Status = Enum("Status", {s: s for s in RUN_STATUSES}, type=str)  # type: ignore[misc]
 RunTool = Enum("RunTool", {t: t for t in RUN_TOOLS}, type=str)  # type: ignore[misc]
 
-runs_app = typer.Typer(help="List and show stored runs.", no_args_is_help=True)
+runs_app = typer.Typer(help="List and show stored runs.", no_args_is_help=True, rich_markup_mode=None)
 
 
 def _out() -> Console:
+    from rich.console import Console  # noqa: PLC0415
+
     return Console(highlight=False, soft_wrap=False)
 
 
 def _dump(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def _dump_stream(rows: Iterable[Any]) -> None:
+    """The JSON array `_dump` would write for these rows, written row by row: a history of any length
+    lists in constant memory."""
+    sys.stdout.write("[")
+    n = 0
+    for row in rows:
+        item = json.dumps(row, indent=2, ensure_ascii=False, default=str).replace("\n", "\n  ")
+        sys.stdout.write(("," if n else "") + "\n  " + item)
+        n += 1
+    sys.stdout.write("\n]\n" if n else "]\n")
 
 
 def _db(db: Path | None) -> Path:
@@ -53,8 +81,10 @@ def _db(db: Path | None) -> Path:
 @runs_app.command("list")
 def runs_list(
     since: Annotated[Optional[str], typer.Option(help="Only runs newer than this: 24h, 7d, 2w or a date.")] = None,
-    tool: Annotated[Optional[RunTool], typer.Option(help="Only runs of this tool.")] = None,
-    status: Annotated[Optional[Status], typer.Option(help="Only runs with this status.")] = None,
+    tool: Annotated[Optional[RunTool], typer.Option(metavar="TOOL", help="Only runs of this tool: "
+                                                    + ", ".join(RUN_TOOLS) + ".")] = None,
+    status: Annotated[Optional[Status], typer.Option(metavar="STATUS", help="Only runs with this status: "
+                                                     + ", ".join(RUN_STATUSES) + ".")] = None,
     label: Annotated[Optional[str], typer.Option(help="Only runs with this label.")] = None,
     limit: Annotated[int, typer.Option(min=0, help="At most this many runs, newest first (0: all).")] = 50,
     as_json: JsonOpt = False,
@@ -62,13 +92,14 @@ def runs_list(
 ) -> None:
     """List stored runs, newest first."""
     with _store.open_store(_db(db), create=False) as store:
-        rows = store.runs(since=since, tool=tool.value if tool else None, status=status.value if status else None,
-                          label=label, limit=limit or None)
-    if as_json:
-        _dump(rows)
-        return
-    filters = {"--since": since, "--tool": tool and tool.value, "--status": status and status.value, "--label": label}
-    print_runs(_out(), rows, " ".join(f"{k} {v}" for k, v in filters.items() if v))
+        rows = store.iter_runs(since=since, tool=tool.value if tool else None,
+                               status=status.value if status else None, label=label, limit=limit or None)
+        if as_json:
+            _dump_stream(rows)
+            return
+        filters = {"--since": since, "--tool": tool and tool.value, "--status": status and status.value,
+                   "--label": label}
+        print_runs(_out(), rows, " ".join(f"{k} {v}" for k, v in filters.items() if v))
 
 
 @runs_app.command("show")
@@ -77,7 +108,7 @@ def runs_show(
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
-    """Show one stored run: its dimensions, inputs and findings with evidence."""
+    """Show one stored run: dimensions, inputs, findings."""
     with _store.open_store(_db(db), create=False) as store:
         run = store.run(run_id)
     if as_json:
@@ -92,7 +123,7 @@ def ingest(
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
-    """Store scan results made elsewhere (e.g. by CI jobs) in the run database.
+    """Store scan results made elsewhere, such as by CI jobs.
 
     Each document is checked against the JSON contract and stored in one transaction; a rejected one is
     reported (error, field, file) and stores nothing, the others are stored; the exit code is then 2."""
@@ -109,6 +140,8 @@ def ingest(
         _dump([{"file": str(p), "run_id": o.run_id, "duplicate": o.duplicate, "undated": o.undated} for p, o in outcomes])
         _exit_if(rejected)
         return
+    from rich.text import Text  # noqa: PLC0415
+
     out = _out()
     for path, o in outcomes:
         line = Text(f"{for_terminal(str(path))}: ")
@@ -121,6 +154,10 @@ def ingest(
 
 
 def _report_rejected(rejected: list[TriageError]) -> None:
+    if not rejected:
+        return
+    from rich.console import Console  # noqa: PLC0415
+
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     for exc in rejected:
         err.print(exc.render(), markup=False, highlight=False)
@@ -138,7 +175,10 @@ def retriage(
     as_json: JsonOpt = False,
     db: DbOpt = None,
 ) -> None:
-    """Re-classify stored runs from their kept logs with the current packs; show what changed per run."""
+    """Re-classify stored runs with the current packs.
+
+    Re-scans the kept logs of the runs and shows what changed per run.
+    """
     pack_set = load_packs(packs or [])
     with _store.open_store(_db(db), create=False) as store:
         changes = store.retriage(pack_set, since=since, force=force)
@@ -153,28 +193,58 @@ def retriage(
 # Rendering (plain functions so tests can render to a fixed-width console)
 
 
-def print_runs(out: Console, rows: list[dict[str, Any]], filters: str = "") -> None:
-    rows, filters = for_terminal(rows), for_terminal(filters)
-    if not rows:
+RUNS_PER_TABLE = 500  # rows laid out at a time: a long history streams instead of being held whole
+
+
+def print_runs(out: Console, rows: Iterable[dict[str, Any]], filters: str = "") -> None:
+    """The runs as a table, RUNS_PER_TABLE rows at a time: each slice keeps at least the columns' widths
+    of the slices before it (and the header is printed once), so a history of any length streams."""
+    from rich.text import Text  # noqa: PLC0415
+
+    from .tables import Column, print_table
+
+    filters = for_terminal(filters)
+    columns = [Column("id", whole=True, justify="right"), Column("created (UTC)", whole=True), Column("label"),
+               Column("tool", whole=True), Column("status", whole=True), Column("findings", whole=True, justify="right"),
+               Column("top finding", whole=True)]
+    widths: list[int] | None = None
+    for chunk in _chunks(rows, RUNS_PER_TABLE):
+        widths = print_table(out, columns, [_run_cells(for_terminal(r)) for r in chunk], header=widths is None,
+                             at_least=widths)
+    if widths is None:
         out.print(Text(f"no stored run matches {filters}" if filters else "no runs stored yet", style="dim"))
-        return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for name in ("id", "created", "label", "tool", "status", "findings", "top finding"):
-        table.add_column(name, justify="right" if name in ("id", "findings") else "left", overflow="fold")
-    for r in rows:
-        tool = (r["tool"] or "") + (f" {r['tool_version']}" if r.get("tool_version") else "")
-        c = r["counts"]
-        counts = " ".join(f"{c[k]}{k[0].upper()}" for k in ("error", "warning", "info") if c[k]) or "0"
-        if c["explained"]:
-            counts += f" +{c['explained']} explained"
-        table.add_row(Text(str(r["id"])), Text(r["created"] or ""), Text(r.get("label") or ""), Text(tool),
-                      Text(r["status"] or "", style=STATUS_STYLE.get(r["status"] or "", "dim")), Text(counts),
-                      Text(r.get("top") or ""))
-    out.print(table)
+
+
+def _run_cells(r: dict[str, Any]) -> list[Any]:
+    from rich.text import Text  # noqa: PLC0415
+
+    tool = (r["tool"] or "") + (f" {r['tool_version']}" if r.get("tool_version") else "")
+    c = r["counts"]
+    counts = " ".join(f"{c[k]}{k[0].upper()}" for k in ("error", "warning", "info") if c[k]) or "0"
+    if c["explained"]:
+        counts += f" +{c['explained']} explained"
+    created = (r["created"] or "").replace("T", " ").removesuffix("Z")
+    return [str(r["id"]), created, Text(r.get("label") or ""), Text(tool),
+            Text(r["status"] or "", style=STATUS_STYLE.get(r["status"] or "", "dim")), counts, Text(r.get("top") or "")]
+
+
+def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def print_run(out: Console, run: dict[str, Any]) -> None:
+    from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
+
     from .console import print_result
+    from .tables import emit
 
     run = for_terminal(run)
 
@@ -186,12 +256,16 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
             head.add_row(Text(key), Text(str(run[key])))
     kept = [i for i in run.get("inputs") or [] if i.get("log_kept")]
     head.add_row(Text("logs kept"), Text(f"{len(kept)} of {len(run.get('inputs') or [])} inputs"))
-    out.print(head)
+    result = _store.result_from_doc(run["result"])
+    head.add_row(Text("counts"), Text(result.counts().text()))  # the words of `runs list`, JSON and HTML
+    emit(out, head, out.width)
     out.print()
-    print_result(out, _store.result_from_doc(run["result"]))
+    print_result(out, result, duration_s=run.get("duration_s"), drafts=True)
 
 
 def print_retriage(out: Console, changes: list[_store.RetriageChange]) -> None:
+    from rich.text import Text  # noqa: PLC0415
+
     changes = for_terminal(changes)
     changed = [c for c in changes if c.changed and not c.skipped]
     skipped = [c for c in changes if c.skipped]

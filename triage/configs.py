@@ -18,11 +18,12 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from .model import Evidence
+
+if TYPE_CHECKING:
+    import yaml
 
 
 @dataclass
@@ -55,8 +56,14 @@ class Misconfig:
 
 def evidence_of(misconfig: Misconfig) -> list[Evidence]:
     """The facts of a misconfiguration as finding evidence (one per line quoted, with the captures)."""
-    return [Evidence(f.source, f.line, f.context, captures={**misconfig.captures, "key": f.key, "value": f.value})
-            for f in misconfig.facts]
+    seen: set[tuple[str, int]] = set()
+    out: list[Evidence] = []
+    for f in misconfig.facts:
+        if (f.source, f.line) in seen:  # two keys of one dict literal on one line are one line of evidence
+            continue
+        seen.add((f.source, f.line))
+        out.append(Evidence(f.source, f.line, f.context, captures={**misconfig.captures, "key": f.key, "value": f.value}))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,6 +191,8 @@ def _scalar(value: Any) -> str:
 
 
 def _walk_yaml(node: yaml.Node, prefix: str, path: str, lines: list[str], out: list[Fact]) -> None:
+    import yaml  # noqa: PLC0415 - only configs need it; a log scan does not pay for importing it
+
     if isinstance(node, yaml.MappingNode):
         if not node.value and prefix:
             no = node.start_mark.line + 1
@@ -222,6 +231,8 @@ def read_hls4ml_config(path: str, text: str) -> list[Fact]:
     The YAML is composed, not constructed: tags such as `!keras_model` need no loader and no code
     runs. JSON is read through the same path (YAML is a superset), falling back to `json`.
     """
+    import yaml  # noqa: PLC0415
+
     lines = text.split("\n")
     out: list[Fact] = []
     text = _YAML_BREAKS.sub(" ", text)
@@ -244,6 +255,8 @@ def read_hls4ml_config(path: str, text: str) -> list[Fact]:
 def _check_yaml(text: str) -> None:
     """The pack loader's limits, on the events (no tree built): aliases refused (an 800-byte file of nested
     aliases once grew to 11 GB as a tree), nesting and node count bounded."""
+    import yaml  # noqa: PLC0415
+
     depth = nodes = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent):
@@ -385,6 +398,11 @@ class _Braces:
 _CONVERTERS = ("convert_from_keras_model", "convert_from_pytorch_model", "convert_from_onnx_model",
                "convert_from_symbolic_graph")
 _CONFIG_FROM = ("config_from_keras_model", "config_from_pytorch_model", "config_from_onnx_model")
+_PARSE_ERRORS = (SyntaxError, ValueError, TypeError, MemoryError, RecursionError, OverflowError)
+_MAX_SCRIPT = 1 << 20  # a conversion script is read on its first MiB (they are a few KiB; ast.parse is slow on MiBs)
+_MAX_STATEMENTS = 20_000  # logical lines read one at a time when the script does not parse as a whole
+EVERY_LAYER = "*"  # the key of a layer named by a loop variable: `for layer in model.layers: config['LayerName'][layer.name]`
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
 
 
 def _call_name(func: ast.expr) -> str:
@@ -398,81 +416,370 @@ def _call_name(func: ast.expr) -> str:
 def _value_text(node: ast.expr) -> str:
     try:
         value = ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    except _PARSE_ERRORS:
         return ast.unparse(node)
     if isinstance(value, dict):
         return ast.unparse(node)
     return _scalar(value)
 
 
-def _subscript_path(node: ast.expr) -> tuple[str, list[str]] | None:
-    """`config['LayerName']['fc1']['ReuseFactor']` -> ('config', ['LayerName', 'fc1', 'ReuseFactor'])."""
-    keys: list[str] = []
-    while isinstance(node, ast.Subscript):
-        sl = node.slice
-        if isinstance(sl, ast.Constant) and isinstance(sl.value, str | int):
-            keys.append(str(sl.value))
+def _root_name(node: ast.expr) -> str | None:
+    """The variable an expression is read from: `layer` in `layer.name`, `layer['name']`, `str(layer.name)`."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute | ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            node = node.args[0]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value
         else:
-            keys.append(f"[{ast.unparse(sl)}]")
-        node = node.value
-    if not keys or not isinstance(node, ast.Name):
+            return None
+
+
+class _Script:
+    """What one conversion script sets, read statement by statement with the loops it is inside."""
+
+    def __init__(self, path: str, lines: list[str]) -> None:
+        self.path = path
+        self.lines = lines
+        self.out: list[Fact] = []
+        self.constants: dict[str, str] = {}  # name = 'fc1' (module-level string constants)
+        self.aliases: dict[str, list[str]] = {}  # layer_cfg = config['LayerName'][layer.name]
+        self.latest: dict[str, str] = {}  # key -> the value last set, for reads of earlier settings
+
+    # -- keys and values
+
+    def key(self, node: ast.expr, loop_vars: frozenset[str]) -> str:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str | int):
+            return str(node.value)
+        if isinstance(node, ast.Name) and node.id in self.constants and node.id not in loop_vars:
+            return self.constants[node.id]
+        if _root_name(node) in loop_vars:
+            return EVERY_LAYER
+        return f"[{ast.unparse(node)}]"
+
+    def path_of(self, node: ast.expr, loop_vars: frozenset[str]) -> list[str] | None:
+        """`config['LayerName'][layer.name]['ReuseFactor']` -> ['LayerName', '*', 'ReuseFactor'] (an alias expands)."""
+        keys: list[str] = []
+        while isinstance(node, ast.Subscript):
+            keys.append(self.key(node.slice, loop_vars))
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        keys.reverse()
+        if node.id in self.aliases:
+            return [*self.aliases[node.id], *keys]
+        return keys if keys else None
+
+    def value(self, node: ast.expr, loop_vars: frozenset[str]) -> str:
+        """A literal as written; a read of a setting made earlier in the script (`config['Model']['Precision']`)
+        as that setting's value."""
+        if isinstance(node, ast.Subscript):
+            keys = self.path_of(node, loop_vars)
+            known = self.latest.get(_canonical(keys)) if keys else None
+            if known is not None:
+                return known
+        return _value_text(node)
+
+    # -- facts
+
+    def emit(self, line: int, key: str, value: str) -> None:
+        self.out.append(Fact(self.path, line, key, value, _line_text(self.lines, line)))
+        self.latest[key] = value
+
+    def emit_dict(self, node: ast.Dict, keys: list[str], offset: int, loop_vars: frozenset[str]) -> None:
+        """One fact per leaf of a dict literal, each at the line of its own key (non-literal leaves as written)."""
+        if not node.keys:
+            self.emit(node.lineno + offset, _canonical(keys), "{}")
+        for k, v in zip(node.keys, node.values, strict=True):
+            if k is None:  # **other
+                continue
+            sub = [*keys, self.key(k, loop_vars)]
+            if isinstance(v, ast.Dict):
+                self.emit_dict(v, sub, offset, loop_vars)
+            else:
+                self.emit(k.lineno + offset, _canonical(sub), self.value(v, loop_vars))
+
+    def assign(self, target: ast.expr, value: ast.expr, line: int, offset: int, loop_vars: frozenset[str]) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and not loop_vars:
+                self.constants[target.id] = value.value
+            else:
+                self.constants.pop(target.id, None)
+            keys = self.path_of(value, loop_vars) if isinstance(value, ast.Subscript) else None
+            if keys:
+                self.aliases[target.id] = keys
+            else:
+                self.aliases.pop(target.id, None)
+            return
+        keys = self.path_of(target, loop_vars)
+        if keys is None:
+            return
+        if isinstance(value, ast.Dict):
+            self.emit_dict(value, keys, offset, loop_vars)
+        else:
+            self.emit(line, _canonical(keys), self.value(value, loop_vars))
+
+    def calls(self, tree: ast.AST, offset: int) -> None:
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _call_name(node.func)
+            prefix = "convert" if name in _CONVERTERS else "config_from" if name in _CONFIG_FROM else None
+            if prefix is None:
+                continue
+            for kw in node.keywords:
+                if kw.arg is not None:
+                    self.emit(kw.value.lineno + offset, f"{prefix}.{kw.arg}", _value_text(kw.value))
+
+    def statements(self, body: list[ast.stmt], offset: int, loop_vars: frozenset[str]) -> None:
+        for stmt in body:
+            self.statement(stmt, offset, loop_vars)
+
+    def statement(self, stmt: ast.stmt, offset: int, loop_vars: frozenset[str]) -> None:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                self.assign(target, stmt.value, stmt.lineno + offset, offset, loop_vars)
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            self.assign(stmt.target, stmt.value, stmt.lineno + offset, offset, loop_vars)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            self.update_call(stmt.value, offset, loop_vars)
+        elif isinstance(stmt, ast.For | ast.AsyncFor):
+            inner = loop_vars | _loop_targets(stmt.target)
+            self.loop_aliases(stmt, loop_vars)
+            self.statements(stmt.body, offset, inner)
+            self.statements(stmt.orelse, offset, loop_vars)
+        elif isinstance(stmt, ast.If | ast.While):
+            self.statements(stmt.body, offset, loop_vars)
+            self.statements(stmt.orelse, offset, loop_vars)
+        elif isinstance(stmt, ast.With | ast.AsyncWith):
+            self.statements(stmt.body, offset, loop_vars)
+        elif isinstance(stmt, ast.Try):
+            self.statements(stmt.body, offset, loop_vars)
+            for handler in stmt.handlers:
+                self.statements(handler.body, offset, loop_vars)
+            self.statements(stmt.orelse, offset, loop_vars)
+            self.statements(stmt.finalbody, offset, loop_vars)
+        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            self.statements(stmt.body, offset, loop_vars)
+
+    def loop_aliases(self, loop: ast.For | ast.AsyncFor, loop_vars: frozenset[str]) -> None:
+        """`for name, layer_cfg in config['LayerName'].items()`: layer_cfg is the config of every layer."""
+        target = loop.target
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name) \
+                and _is_items(loop.iter):
+            keys = self.path_of(loop.iter.func.value, loop_vars)  # type: ignore[attr-defined]
+            if keys:
+                self.aliases[target.elts[1].id] = [*keys, EVERY_LAYER]
+
+    def update_call(self, call: ast.Call, offset: int, loop_vars: frozenset[str]) -> None:
+        """`config['LayerName'][layer.name].update({...})` sets the keys of the dict under that path."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "update" and len(call.args) == 1
+                and isinstance(call.args[0], ast.Dict)):
+            return
+        keys = self.path_of(func.value, loop_vars)
+        if keys:
+            self.emit_dict(call.args[0], keys, offset, loop_vars)
+
+    def tree(self, tree: ast.Module, offset: int, loop_vars: frozenset[str]) -> None:
+        self.statements(tree.body, offset, loop_vars)
+        self.calls(tree, offset)
+
+
+def _loop_targets(target: ast.expr) -> frozenset[str]:
+    return frozenset(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+
+
+def _is_items(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "items"
+
+
+_BRACKETS = re.compile(r"[()\[\]{}]")
+_SPECIAL = re.compile(r"[\"'#\\]")
+
+
+def _scan_line(line: str, stack: list[str], quote: str) -> str:
+    """Brackets opened and closed on one line, strings and comments respected; returns the open string quote
+    (a triple quote continues on the next line). One pass over the line."""
+    if not quote and not _SPECIAL.search(line):  # the common line: brackets only, counted in C
+        for m in _BRACKETS.finditer(line):
+            ch = m.group()
+            if ch in _CLOSERS:
+                stack.append(ch)
+            elif stack:
+                stack.pop()
+        return ""
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if line.startswith(quote, i):
+                i += len(quote)
+                quote = ""
+                continue
+            i += 1
+            continue
+        if ch == "#":
+            break
+        if ch in "\"'":
+            quote = ch * 3 if line.startswith(ch * 3, i) else ch
+            i += len(quote)
+            continue
+        if ch in _CLOSERS:
+            stack.append(ch)
+        elif ch in ")]}" and stack:
+            stack.pop()
+        i += 1
+    return quote if len(quote) == 3 else ""  # a one-quote string does not continue past its line
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _is_code(line: str) -> bool:
+    body = line.strip()
+    return bool(body) and not body.startswith("#")
+
+
+_OPEN_ENDINGS = tuple(",([{\\:+-*/%=<>|&^~@.")
+_OPEN_WORDS = ("and", "or", "not", "in", "is", "if", "else", "lambda", "for", "await")
+
+
+def _ends_open(line: str) -> bool:
+    """A line after which the statement surely goes on (a trailing comma, operator or keyword)."""
+    body = (_strip_comment(line) if "#" in line else line).rstrip()
+    if not body:
+        return True
+    if body.endswith(_OPEN_ENDINGS):
+        return True
+    last = body.rsplit(None, 1)[-1]
+    return last in _OPEN_WORDS
+
+
+def _logical_lines(lines: list[str]) -> Iterator[tuple[int, int, list[str]]]:
+    """The logical lines of a (possibly broken) snippet: (first index, end index, brackets still open at the end).
+
+    A logical line starts at a code line outside brackets, strings and backslash continuations, as for Python. A
+    bracket left open by a cut-off line is given up at a line that starts a statement of its own (indented no
+    deeper than the line that opened it, after a line that ends complete): pasted fragments often leave one open.
+    """
+    start = -1
+    base = 0
+    stack: list[str] = []
+    quote = ""
+    continued = False
+    complete = True  # the last code line ended without a trailing comma/operator
+    for i, line in enumerate(lines):
+        code = _is_code(line)
+        if code and not quote and not continued:
+            recover = bool(stack) and complete and _indent(line) <= base and line.lstrip()[0] not in ")]}"
+            if start < 0 or not stack or recover:
+                if start >= 0:
+                    yield start, i, stack
+                start, base = i, _indent(line)
+                stack = []
+        if start < 0:
+            continue
+        quote = _scan_line(line, stack, quote)
+        continued = line.rstrip().endswith("\\") and not quote
+        if code and not quote:
+            complete = not _ends_open(line)
+    if start >= 0:
+        yield start, len(lines), stack
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    """Remove the indentation every code line shares (comment lines do not count, as for Python itself)."""
+    margins = [_indent(line) for line in lines if _is_code(line)]
+    margin = min(margins) if margins else 0
+    if not margin:
+        return lines
+    return [line[margin:] if line[:margin].strip() == "" else line.lstrip(" \t") for line in lines]
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except _PARSE_ERRORS:
         return None
-    return node.id, list(reversed(keys))
+
+
+def _read_lines(script: _Script, lines: list[str]) -> None:
+    """Read a snippet that does not parse as a whole one logical line at a time, in one pass: a compound
+    statement's header is read with an empty body (a `for` header makes its targets loop variables for the lines
+    indented under it), a line cut off inside brackets is read with its brackets closed, and a line that still
+    does not parse (cell output, prose) is skipped."""
+    loops: list[tuple[int, frozenset[str]]] = []  # (indent of a for header, its loop variables), innermost last
+    for count, (start, end, open_brackets) in enumerate(_logical_lines(lines)):
+        if count >= _MAX_STATEMENTS:
+            break
+        chunk = lines[start:end]
+        indent = _indent(chunk[0])
+        while loops and loops[-1][0] >= indent:
+            loops.pop()
+        loop_vars = loops[-1][1] if loops else frozenset()
+        body = [line[indent:] if line[:indent].strip() == "" else line.lstrip(" \t") for line in chunk]
+        tree = _parse("\n".join(body))
+        if tree is None and open_brackets:  # a call or dict cut off at the end of the paste: close what it opened
+            tree = _parse_closed(body) or _parse_closed(body[:-1])
+        if tree is not None:
+            script.tree(tree, start, loop_vars)
+            continue
+        head = _strip_comment(body[-1]).rstrip()
+        if not head.endswith(":"):
+            continue
+        header = _parse("\n".join([*body[:-1], head, "    pass"]))
+        loop = header.body[0] if header is not None and header.body else None
+        if isinstance(loop, ast.For | ast.AsyncFor):
+            loops.append((indent, loop_vars | _loop_targets(loop.target)))
+            script.loop_aliases(loop, loop_vars)
+
+
+def _parse_closed(body: list[str]) -> ast.Module | None:
+    """`body` with the brackets it leaves open closed after its last line (its comment dropped)."""
+    if not body:
+        return None
+    stack: list[str] = []
+    quote = ""
+    for line in body:
+        quote = _scan_line(line, stack, quote)
+    if quote or not stack:
+        return None
+    last = _strip_comment(body[-1]).rstrip().rstrip("\\")
+    return _parse("\n".join([*body[:-1], last]) + "".join(_CLOSERS[b] for b in reversed(stack)))
 
 
 def read_python_script(path: str, text: str) -> list[Fact]:
     """Settings in an hls4ml conversion script, read with `ast` (the script is never run).
 
-    `config[...][...] = value` gives `HLSConfig....` facts (a dict literal value gives one fact per
-    leaf); converter calls give `convert.<kwarg>`; `config_from_*` calls give `config_from.<kwarg>`.
-    A script that does not parse as a whole is read statement by statement, so a pasted fragment
-    still gives what it can.
+    `config[...][...] = value` gives `HLSConfig....` facts (a dict literal gives one fact per leaf, at the line
+    of its key); converter calls give `convert.<kwarg>`; `config_from_*` calls give `config_from.<kwarg>`. A key
+    made of a loop variable (`for layer in model.layers: config['LayerName'][layer.name] = {...}`) is `*`, every
+    layer. A script pasted with indentation is dedented; one that does not parse as a whole (a fragment, an output
+    line pasted in the middle, a call cut off at the end) is read statement by statement.
     """
-    lines = text.split("\n")
+    if len(text) > _MAX_SCRIPT:
+        text = text[: text.rfind("\n", 0, _MAX_SCRIPT) + 1 or _MAX_SCRIPT]
+    lines = text.split("\n")  # numbered as grep -n numbers them (str.splitlines also breaks at \x0b, \x85 ...)
+    code = _dedent(lines)
+    script = _Script(path, lines)
+    tree = _parse("\n".join(code))
     try:
-        trees = [ast.parse(text)]
-        offsets = [0]
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        trees, offsets = [], []
-        for no, line in enumerate(lines):
-            try:
-                trees.append(ast.parse(line.strip()))
-                offsets.append(no)
-            except (SyntaxError, ValueError, MemoryError, RecursionError):
-                continue
-    out: list[Fact] = []
-    for tree, offset in zip(trees, offsets, strict=True):
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    found = _subscript_path(target)
-                    if found is None:
-                        continue
-                    _, keys = found
-                    no = node.lineno + offset
-                    ctx = _line_text(lines, no)
-                    key = _canonical(keys)
-                    if isinstance(node.value, ast.Dict):
-                        try:
-                            data = ast.literal_eval(node.value)
-                        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                            data = None
-                        if isinstance(data, dict):
-                            out.extend(_facts_from_value(data, key, path, no, ctx))
-                            continue
-                    out.append(Fact(path, no, key, _value_text(node.value), ctx))
-            elif isinstance(node, ast.Call):
-                name = _call_name(node.func)
-                prefix = "convert" if name in _CONVERTERS else "config_from" if name in _CONFIG_FROM else None
-                if prefix is None:
-                    continue
-                for kw in node.keywords:
-                    if kw.arg is None:
-                        continue
-                    no = kw.value.lineno + offset
-                    out.append(Fact(path, no, f"{prefix}.{kw.arg}", _value_text(kw.value), _line_text(lines, no)))
-    out.sort(key=lambda f: f.line)
-    return out
+        if tree is not None:
+            script.tree(tree, 0, frozenset())
+        else:
+            _read_lines(script, code)
+    except RecursionError:  # a hostile nesting depth: keep what was read
+        pass
+    script.out.sort(key=lambda f: f.line)
+    return script.out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -548,34 +855,49 @@ def _perf_flow_with_resources(facts: list[Fact]) -> Iterator[Misconfig]:
                          "level": lvl.value.strip(), "source": source})
 
 
+def _scope_text(parts: list[str]) -> str:
+    """`HLSConfig.LayerName.*` -> `LayerName[every layer]`: how a scope reads in a message."""
+    shown = [p for p in parts if p != "HLSConfig"]
+    if len(shown) >= 2 and shown[0] in ("LayerName", "LayerType"):
+        name = "every layer (a loop variable)" if shown[1] == EVERY_LAYER else shown[1]
+        return f"{shown[0]}[{name}]" + "".join(f"[{p}]" for p in shown[2:])
+    return ".".join(shown)
+
+
 def _hls4ml_ignored_keys(facts: list[Fact]) -> Iterator[Misconfig]:
     io_type = next((f for f in facts if f.key in ("convert.io_type", "IOType")), None)
-    pragma_seen: set[tuple[str, str]] = set()
+    convert = next((f for f in facts if f.key.startswith("convert.")), None)
+    pragmas: dict[tuple[str, str], list[Fact]] = {}
     for f in facts:
         parts = f.key.split(".")
         if parts[0] != "HLSConfig" or len(parts) < 3:
             continue
         if parts[-1] == "IOType":
             scope = ".".join(parts[:-1])
-            hint = f" (the project setting is `{io_type.where} {io_type.context}`)" if io_type else ""
-            message = (f"`{f.where} {f.context}` under `{scope}` is ignored by hls4ml: IOType is a project-level "
-                       f"setting — pass io_type='{f.value}' to the converter (or a top-level `IOType: {f.value}`)"
-                       f"{hint}")
+            if io_type:
+                hint = f" (the project setting is `{io_type.where} {io_type.context}`)"
+            elif convert:
+                hint = (f" (the converter call at {convert.where} shows no io_type, and without one hls4ml "
+                        f"builds the project io_parallel)")
+            else:
+                hint = ""
+            message = (f"`{f.where} {f.context}` under `{_scope_text(parts[:-1])}` is ignored by hls4ml: IOType is a "
+                       f"project-level setting — pass io_type='{f.value}' to the converter (or a top-level "
+                       f"`IOType: {f.value}`){hint}")
             yield Misconfig("hls4ml/iotype-in-layer-config", [f], message,
                             {"value": f.value, "scope": scope, "source": f.source, "line": str(f.line)})
         lowered = [p.lower() for p in parts]
         if "pragma" in lowered[1:]:
             cut = lowered.index("pragma", 1) + 1
-            scope = ".".join(parts[:cut])
-            if (f.source, scope) in pragma_seen:
-                continue
-            pragma_seen.add((f.source, scope))
-            group = [g for g in facts if g.source == f.source and g.key.startswith(scope)]
-            message = (f"`{f.where} {f.context}`: the `{parts[cut - 1]}` dict under `{'.'.join(parts[:cut - 1])}` "
-                       f"is never read by hls4ml; set HLS pragmas through its supported keys (ReuseFactor, "
-                       f"Strategy, ParallelizationFactor...) or edit the generated firmware")
-            yield Misconfig("hls4ml/pragma-key-ignored", group, message,
-                            {"scope": scope, "source": f.source, "line": str(f.line)})
+            pragmas.setdefault((f.source, ".".join(parts[:cut])), []).append(f)
+    for (source, scope), group in pragmas.items():  # one finding per pragma dict, all its keys as evidence
+        f = group[0]
+        parts = scope.split(".")
+        message = (f"`{f.where} {f.context}`: the `{parts[-1]}` dict under `{_scope_text(parts[:-1])}` "
+                   f"is never read by hls4ml; set HLS pragmas through its supported keys (ReuseFactor, "
+                   f"Strategy, ParallelizationFactor...) or edit the generated firmware")
+        yield Misconfig("hls4ml/pragma-key-ignored", group, message,
+                        {"scope": scope, "source": source, "line": str(f.line)})
 
 
 def _strategy_for(facts: list[Fact], layer: str | None) -> str:

@@ -1,25 +1,235 @@
-"""Terminal rendering with Rich. Log text is untrusted: it always goes in as `Text`, never as markup, and every
-entry point first makes its data `for_terminal` (controls shown as escapes, never acted on)."""
+"""Terminal rendering with Rich, for a terminal of any width and for a CI log read at 80 columns.
+
+The layout follows rustc's and ruff's diagnostics: a header `severity[id]: title`, the evidence as
+`--> path:line` on a line of its own, the evidence lines, then cause and workaround wrapped to a readable
+width, references one per line. Nothing a reader copies (ids, `path:line`, URLs) is ever wrapped or cut:
+when one does not fit with its indent, it gets a line of its own and may run past the width. Prose wraps;
+log text is cut with `…`. Info and harmless findings, and those a root cause explains, take one line each
+unless `verbose`. Log text is untrusted: it always goes in as `Text`, never as markup, and every entry point
+first makes its data `for_terminal` (controls and bidi overrides shown as escapes, never acted on).
+"""
 
 from __future__ import annotations
 
-from rich.console import Console, Group
-from rich.padding import Padding
-from rich.panel import Panel
-from rich.table import Table
+from collections.abc import Iterable
+
+from rich.console import Console
 from rich.text import Text
 
 from .display import clip, for_terminal
-from .model import Finding, ScanResult
+from .display import one_line as safe_line
+from .model import Finding, ScanResult, Unexplained
 from .packs import Cause
+from .tables import Column, print_table
 
-STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
+STATUS_STYLE = {"failed": "bold red", "passed": "green"}
+PROSE_WIDTH = 100  # cause and workaround never run wider than this, however wide the screen
+EVIDENCE_ROWS = 3  # rows of one evidence line before it is cut (more with verbose)
+EVIDENCE_SHOWN = 2
+REFERENCES_SHOWN = 3
+UNEXPLAINED_SHOWN = 30
+TITLE_MIN = 40  # a title column in a pipe: the row runs past the width rather than cut the title shorter
+METRICS_SHOWN = 8  # the ones over their limit first
+METRICS_VERBOSE = 24
+SHORT_TEXT = 160  # an unexplained line's text in `--format short`
+MIN_LOG_TEXT = 30  # an unexplained line's text gets a line of its own when its location leaves less
+
+def clean(text: str) -> str:
+    """Text for one terminal line: tabs become spaces, other controls, line ends and bidi overrides escapes."""
+    return safe_line(text.replace("\t", "    "))
+
+
+def _plain(text: str, style: str = "") -> Text:
+    return Text(clean(text), style=style)
+
+
+def _cat(*parts: Text | str) -> Text:
+    """Parts side by side, each keeping its own style (`a + b` would give all of it `a`'s style)."""
+    out = Text()
+    for part in parts:
+        if isinstance(part, Text):
+            out.append_text(part)
+        else:
+            out.append(part)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# layout primitives: every function returns lines (`Text`), `_out` prints them unwrapped
+
+
+def _out(console: Console, lines: Iterable[Text]) -> None:
+    for line in lines:
+        console.print(line, soft_wrap=True)  # our lines are laid out already: no wrapping, no cropping
+
+
+def wrap(console: Console, text: Text, width: int, indent: int = 0, first: Text | str = "") -> list[Text]:
+    """`first` + `text` wrapped at `width` cells; the lines after the first indented by `indent` spaces.
+
+    Words longer than a line are folded; newlines in `text` start new (indented) lines.
+    """
+    width = max(width, indent + 10)
+    out: list[Text] = []
+    for n, paragraph in enumerate(text.split("\n", allow_blank=True)):
+        out.extend(_hang(console, _cat(first if n == 0 else " " * indent, paragraph), width, indent))
+    return out
+
+
+def _hang(console: Console, text: Text, width: int, indent: int) -> list[Text]:
+    lines = [line.copy() for line in text.wrap(console, width, overflow="fold")]
+    if len(lines) > 1:
+        rest = text[len(lines[0].plain):]
+        rest = rest[len(rest.plain) - len(rest.plain.lstrip(" ")):]
+        pad = Text(" " * indent)
+        lines[1:] = [pad + line for line in rest.wrap(console, width - indent, overflow="fold")]
+    for line in lines:
+        line.rstrip()
+    return lines or [Text()]
+
+
+def flow(parts: list[Text | tuple[str, Text]], width: int, sep: str = " · ", indent: int = 2) -> list[Text]:
+    """`parts` joined by `sep` (or by a part's own separator, given as `(sep, part)`), a new indented line
+    wherever the next part would not fit. A part is never broken: a path wider than the screen stands alone."""
+    lines = [Text()]
+    for item in parts:
+        glue, part = item if isinstance(item, tuple) else (sep, item)
+        line = lines[-1]
+        if not line.plain:
+            line.append_text(part)
+        elif line.cell_len + len(glue) + part.cell_len <= width:
+            line.append(glue)
+            line.append_text(part)
+        else:
+            lines.append(Text(" " * indent) + part if indent + part.cell_len <= width else part.copy())
+    return lines
+
+
+def cut(text: Text, width: int) -> Text:
+    """`text` cut to `width` cells, ending with `…` when something was cut."""
+    out = text.copy()
+    out.truncate(max(width, 1), overflow="ellipsis")
+    return out
+
+
+def token_line(prefix: str, token: Text, width: int, suffix: Text | str = "") -> Text:
+    """`prefix` + `token` + `suffix` when it fits; else without the suffix; else the token alone (an id,
+    a `path:line` or a URL is never broken, even when it is wider than the screen)."""
+    for line in (Text(prefix) + token + suffix, Text(prefix) + token):
+        if line.cell_len <= width:
+            return line
+    return token.copy()
+
+
+def _where(path: str, line: int) -> Text:
+    return _plain(f"{path}:{line}" if line else path, "bold")
+
+
+def _label(f: Finding) -> Text:
+    """`error[dfc/x]` in the severity's colour."""
+    return Text(f"{f.severity}[{f.id}]", STYLE[f.severity])
+
+
+def _title(f: Finding, style: str = "") -> Text:
+    """The title; a catch-all cause says it is one (it names the step that failed, not why)."""
+    title = _plain(f.title, style)
+    if f.generic and "generic" not in f.title.lower():
+        title.append(" (generic)", "dim")
+    return title
+
+
+def is_minor(f: Finding) -> bool:
+    """Findings that do not explain a failure: information, and tool noise titled as harmless."""
+    return f.severity == "info" or "harmless" in f.title.lower()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# one finding
+
+
+def finding_lines(console: Console, f: Finding, *, verbose: bool = False, explained_by: str | None = None) -> list[Text]:
+    """A finding in full: header, evidence, cause, workaround, versions, what it explains, references."""
+    width = console.width
+    prose = min(width, PROSE_WIDTH)
+    out = wrap(console, _title(f, "bold"), width, 4, first=_label(f) + ": ")
+    if explained_by:
+        out.append(token_line("  = explained by ", _plain(explained_by, "bold"), width))
+    out.extend(_evidence_lines(console, f, verbose))
+    out.extend(wrap(console, _plain(f.cause), prose, 4, first=Text("  cause: ", "bold")))
+    out.extend(wrap(console, _plain(f.workaround), prose, 4, first=Text("  workaround: ", "bold green")))
+    if f.versions:
+        out.extend(wrap(console, _plain(f.versions), prose, 4, first=Text("  versions: ", "dim")))
+    if not verbose:
+        for sub in f.explained:
+            out.extend(one_line(sub, width, prefix="  explains "))
+    out.extend(_reference_lines(f.references, width, None if verbose else REFERENCES_SHOWN, f.id))
+    return out
+
+
+def _evidence_lines(console: Console, f: Finding, verbose: bool) -> list[Text]:
+    if not f.evidence:
+        return []
+    width = console.width
+    shown = f.evidence if verbose else f.evidence[:EVIDENCE_SHOWN]
+    gutter = max(len(str(ev.line)) for ev in shown) + 2
+    hits = Text(f"  ({f.count} hits)", "dim") if f.count > 1 else ""
+    out: list[Text] = []
+    path = None
+    for ev in shown:
+        if ev.path != path:
+            out.append(token_line("  --> ", _where(ev.path, ev.line), width, hits if path is None else ""))
+            path = ev.path
+        rows = wrap(console, _plain(ev.text.strip()), width, gutter + 3,
+                    first=Text(f"{ev.line:>{gutter}} │ ", "dim"))
+        limit = EVIDENCE_ROWS * 3 if verbose else EVIDENCE_ROWS
+        if len(rows) > limit:
+            rows = rows[:limit]
+            rows[-1] = cut(rows[-1] + "…", width)
+        for n, row in enumerate(rows):
+            if n:  # the continuation rows of one log line keep the gutter
+                row = _cat(Text(" " * gutter + " │ ", "dim"), row[gutter + 3:])
+            out.append(row)
+    if len(f.evidence) > len(shown):
+        out.append(Text(f"{' ' * gutter} … {len(f.evidence) - len(shown)} more in `--format json`", "dim"))
+    return out
+
+
+def _reference_lines(references: list[str], width: int, limit: int | None, cause_id: str) -> list[Text]:
+    """`  see: URL`, further URLs below it; a URL too long for its indent gets a line to itself."""
+    shown = [_plain(ref, "underline") for ref in (references if limit is None else references[:limit])]
+    if not shown:
+        return []
+    if all(len("  see: ") + ref.cell_len <= width for ref in shown):
+        out = [Text("  see: " if n == 0 else "       ") + ref for n, ref in enumerate(shown)]
+    else:
+        out = [Text("  see:"), *(token_line("    ", ref, width) for ref in shown)]
+    if len(references) > len(shown):
+        out.append(Text(f"       … {len(references) - len(shown)} more: triage kb show {cause_id}", "dim"))
+    return out
+
+
+def one_line(f: Finding, width: int, prefix: str = "  ") -> list[Text]:
+    """`severity[id]: title…  path:line ×count`, the title cut to fit; when the location leaves too little
+    room for the title, the location goes on a line of its own below."""
+    where = _where(*f.first_line) if f.evidence else Text()
+    count = Text(f" ×{f.count}", "dim") if f.count > 1 else Text()
+    head = token_line(prefix, _label(f), width)
+    room = width - head.cell_len - 2 - (where.cell_len + count.cell_len + 2 if where.plain else 0)
+    if room >= 20 or (not where.plain and room >= 12):
+        return [_cat(head, ": ", cut(_title(f), room), "  " if where.plain else "", where, count)]
+    room = width - head.cell_len - 2
+    first = _cat(head, ": ", cut(_title(f), room)) if room >= 12 else head
+    indent = " " * (len(prefix) - len(prefix.lstrip()) + 4)
+    return [first, token_line(indent + "--> ", where, width, count)] if where.plain else [first]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a scan result
 
 
 def _run_header(result: ScanResult) -> Text:
     run = result.run
-    line = Text()
-    line.append("triage ", style="bold")
+    line = Text("triage ", style="bold")
     parts = [run.tool + (f" {run.tool_version}" if run.tool_version else "")]
     if run.part:
         parts.append(run.part)
@@ -27,162 +237,263 @@ def _run_header(result: ScanResult) -> Text:
         parts.append(f"phase {run.phase}")
     lines, inputs = sum(i.lines for i in run.inputs), len(run.inputs)
     parts.append(f"{lines:,} line{'' if lines == 1 else 's'} in {inputs} input{'' if inputs == 1 else 's'}")
-    line.append(" · ".join(parts))
-    line.append(" · status ")
-    line.append(run.status, style={"failed": "bold red", "passed": "green"}.get(run.status, "dim"))
+    line.append(clean(" · ".join(parts)))
     return line
 
 
-def finding_panel(f: Finding, nested: bool = False) -> Panel:
-    body = Text()
-    where = f"{f.evidence[0].path}:{f.evidence[0].line}" if f.evidence else ""
-    body.append(f"{where}", style="dim")
-    if f.count > 1:
-        body.append(f"  ({f.count} hits)", style="dim")
-    if f.versions:
-        body.append(f"\nversions: {f.versions}", style="dim")
-    for ev in f.evidence[:2]:
-        body.append("\n  ")
-        # a line of another file than the header's says which (one cause hit in several inputs)
-        other = f.evidence and ev.path != f.evidence[0].path
-        body.append(f"{ev.path}:{ev.line} │ " if other else f"{ev.line:>6} │ ", style="dim")
-        body.append(clip(ev.text, 300))
-    body.append("\n\ncause: ", style="bold")
-    body.append(f.cause)
-    body.append("\nworkaround: ", style="bold green")
-    body.append(f.workaround)
-    for ref in f.references[:3]:
-        body.append("\n  ↳ ", style="dim")
-        body.append(ref, style="underline")
-    parts: list = [body]
-    for sub in f.explained:
-        parts.append(Padding(finding_panel(sub, nested=True), (0, 0, 0, 2)))
-    title = Text()
-    title.append(f.severity.upper(), style=STYLE[f.severity])
-    title.append(f" {f.title} ")
-    title.append(f"[{f.id}]", style="dim")
-    subtitle = "explained by the finding above" if nested else None
-    return Panel(Group(*parts), title=title, title_align="left", subtitle=subtitle, border_style=STYLE[f.severity])
-
-
-def print_result(console: Console, result: ScanResult) -> None:
+def print_result(console: Console, result: ScanResult, *, verbose: bool = False, duration_s: float | None = None,
+                 note: str | None = None, drafts: bool = False) -> None:
+    """Root causes first and in full, then one line per minor finding, metrics, unexplained error lines,
+    and a closing line (see `summary`). `verbose` shows every finding in full; `drafts` gives each
+    unexplained line the `triage kb draft` command (by its fingerprint) that starts a pack entry for it."""
     result = for_terminal(result)
-    console.print(_run_header(result))
-    if not result.findings:
-        console.print(Text("No known cause found.", style="bold"))
-    for f in result.findings:
-        console.print(finding_panel(f))
-    print_metrics(console, result)
+    width = console.width
+    _out(console, wrap(console, _run_header(result), width, 4))
+    major = [f for f in result.findings if verbose or not is_minor(f)]
+    minor = [f for f in result.findings if not verbose and is_minor(f)]
+    for f in major:
+        console.print()
+        _out(console, finding_lines(console, f, verbose=verbose))
+        if verbose:
+            for sub in f.explained:
+                console.print()
+                _out(console, finding_lines(console, sub, verbose=True, explained_by=f.id))
+    if minor:
+        console.print()
+        console.print(Text("also found (info and harmless; -v shows them in full):", "bold"), soft_wrap=True)
+        for f in minor:
+            _out(console, one_line(f, width))
+    if result.metrics:
+        console.print()
+        print_metrics(console, result, limit=METRICS_VERBOSE if verbose else METRICS_SHOWN)
     if result.unexplained:
-        table = Table(title="Error lines no known cause explains", title_justify="left", show_lines=False)
-        table.add_column("where", style="dim", no_wrap=True)
-        table.add_column("count", justify="right")
-        table.add_column("line")
-        for u in result.unexplained[:30]:
-            table.add_row(Text(f"{u.path}:{u.line}"), str(u.count), Text(clip(u.text, 240)))
-        console.print(table)
-        if len(result.unexplained) > 30:
-            console.print(Text(f"… and {len(result.unexplained) - 30} more (see --format json)", style="dim"))
-    if result.findings or result.unexplained:
-        console.print(Text(result.counts().text(), style="bold"))
+        console.print()
+        _out(console, unexplained_lines(console, result.unexplained, None if verbose else UNEXPLAINED_SHOWN,
+                                        drafts=drafts))
+    console.print()
+    _out(console, flow(summary_parts(result, duration_s, note), width))
+
+
+def unexplained_lines(console: Console, items: list[Unexplained], limit: int | None = UNEXPLAINED_SHOWN,
+                      drafts: bool = False) -> list[Text]:
+    """`path:line ×count  text…` per line (the text gets the width and is cut), the tool's advice below
+    (and with `drafts`, the command that drafts a pack entry from it)."""
+    width = console.width
+    n = len(items)
+    out = [Text(f"{n} error line{'s' if n != 1 else ''} no known cause explains:", "bold")]
+    for u in items if limit is None else items[:limit]:
+        loc = _where(u.path, u.line)
+        count = Text(f" ×{u.count}", "dim") if u.count > 1 else Text()
+        text = _plain(u.text.strip())
+        room = width - 2 - loc.cell_len - count.cell_len - 2
+        if room >= MIN_LOG_TEXT or room >= text.cell_len:
+            out.append(_cat("  ", loc, count, "  ", cut(text, room)))
+        else:  # the location leaves too little: the text gets a line of its own below it
+            out.append(token_line("  ", loc, width, count))
+            out.append(Text("      ") + cut(text, width - 6))
+        advice = advice_of(u)
+        if advice:  # the tool's own advice printed with the line (Resolution:, the first HailoRT error, ...)
+            out.extend(wrap(console, _plain(advice), min(width, PROSE_WIDTH), 12, first=Text("      advice: ", "green")))
+        if drafts and u.fingerprint:
+            out.append(token_line("      draft: ", _plain(f"triage kb draft {u.fingerprint}", "dim"), width))
+    if limit is not None and n > limit:
+        out.append(Text(f"  … and {n - limit} more (-v shows them all, --format json has each one)", "dim"))
+    return out
+
+
+def advice_of(u: Unexplained) -> str | None:
+    """The tool's own advice printed near an unexplained line, with its message id, when the scan found it."""
+    if not u.advice:
+        return None
+    return f"{u.advice} [{u.message_id}]" if u.message_id and u.message_id not in u.advice else u.advice
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 or word == "info" else "s")
+
+
+def summary_parts(result: ScanResult, duration_s: float | None = None,
+                  note: str | None = None) -> list[Text | tuple[str, Text]]:
+    """The closing line's parts: counts, status, inputs, time, and what happened to the run."""
+    c = result.counts()  # the one definition of the counts, shared with the JSON, `runs list` and the HTML
+    counts = [("error", c.error), ("warning", c.warning), ("info", c.info)]
+    tally = [Text(_plural(n, sev), STYLE[sev]) for sev, n in counts if n]
+    if result.unexplained:
+        tally.append(Text(_plural(len(result.unexplained), "unexplained error line"), "bold"))
+    if not tally:
+        tally.append(Text("no known cause, no error line"))
+    elif not any(n for _, n in counts):
+        tally.insert(0, Text("no known cause", "bold"))
+    status = Text("status ") + Text(result.run.status, STATUS_STYLE.get(result.run.status, "dim"))
+    inputs = result.run.inputs
+    lines = sum(i.lines for i in inputs)
+    what = clean(inputs[0].path) if len(inputs) == 1 else f"{len(inputs)} inputs"
+    parts: list[Text | tuple[str, Text]] = [Text(", ").join(tally), status, Text(what),
+                                            (" ", Text(f"({lines:,} line{'' if lines == 1 else 's'})"))]
+    if duration_s is not None:
+        parts.append(Text(f"{duration_s:.2f} s" if duration_s < 10 else f"{duration_s:.0f} s"))
+    if note:
+        parts.append(Text(note, "dim"))
+    return parts
+
+
+def summary(result: ScanResult, duration_s: float | None = None, note: str | None = None) -> Text:
+    """The closing line: `1 error, 2 info · status failed · compile.log (412 lines) · 0.31 s`."""
+    line = Text()
+    for n, item in enumerate(summary_parts(result, duration_s, note)):
+        glue, part = item if isinstance(item, tuple) else (" · ", item)
+        line.append_text(Text(glue if n else "") + part)
+    return line
+
+
+def short_line(path: str, line: int, severity: str, title: str, cause_id: str) -> str:
+    """`path:line: severity: title [id]`: the form compilers print, which editors and CI log parsers read.
+    `--tee` prints findings in this form as they are found, `--format short` at the end."""
+    where = f"{path}:{line}" if line else path
+    return clean(f"{where}: {severity}: {title} [{cause_id}]")
+
+
+def print_short(console: Console, result: ScanResult, *, duration_s: float | None = None,
+                note: str | None = None) -> None:
+    """One line per root finding and per unexplained error line, then the closing line."""
+    result = for_terminal(result)
+    from .outputs import UNEXPLAINED_ID
+
+    for f in result.findings:
+        path, line = f.first_line
+        console.print(Text(short_line(path, line, f.severity, f.title, f.id)), soft_wrap=True)
+    for u in result.unexplained:
+        text = clip(u.text.strip(), SHORT_TEXT)
+        console.print(Text(short_line(u.path, u.line, "warning", f"no known cause explains: {text}",
+                                      UNEXPLAINED_ID)), soft_wrap=True)
+    console.print(summary(result, duration_s, note), soft_wrap=True)
+
+
+def print_summary(console: Console, result: ScanResult, *, duration_s: float | None = None,
+                  note: str | None = None) -> None:
+    """`--quiet`: the closing line alone."""
+    result = for_terminal(result)
+    console.print(summary(result, duration_s, note), soft_wrap=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the knowledge base
 
 
 def print_cause(console: Console, cause: Cause) -> None:
+    """`kb show`: the whole entry in the same layout as a finding."""
     cause = for_terminal(cause)
-    body = Text()
-    body.append(f"{cause.severity} · {cause.tool}", style=STYLE[cause.severity])
-    if cause.phase:
-        body.append(f" · {cause.phase}")
+    width = console.width
+    prose = min(width, PROSE_WIDTH)
+    label = Text.assemble((f"{cause.severity}[{cause.id}]", STYLE[cause.severity]), ": ")
+    lines = wrap(console, _plain(cause.title, "bold"), width, 4, first=label)
+    facts = [f"tool {cause.tool}"] + ([f"phase {cause.phase}"] if cause.phase else []) + [f"pack {cause.pack}"]
+    if cause.status != "stable":
+        facts.append(cause.status)
+    lines.extend(wrap(console, _plain(" · ".join(facts), "dim"), width, 4, first="  "))
+    lines.extend(wrap(console, _plain(cause.cause), prose, 4, first=Text("  cause: ", "bold")))
+    lines.extend(wrap(console, _plain(cause.workaround), prose, 4, first=Text("  workaround: ", "bold green")))
     if cause.versions:
-        body.append(f" · versions: {cause.versions}")
-    body.append("\n\ncause: ", style="bold")
-    body.append(cause.cause)
-    body.append("\n\nworkaround: ", style="bold green")
-    body.append(cause.workaround)
+        lines.extend(wrap(console, _plain(cause.versions), prose, 4, first=Text("  versions: ", "dim")))
+    if cause.needs:
+        lines.extend(wrap(console, _plain(cause.needs), prose, 4, first=Text("  needs: ", "dim")))
     if cause.examples:
-        body.append("\n\nexample lines:", style="bold")
-        for ex in cause.examples[:4]:
-            body.append("\n  " + clip(ex, 300))
+        lines.append(Text("  example lines:", "bold"))
+        lines.extend(Text("    ") + cut(_plain(ex.strip()), width - 4) for ex in cause.examples[:4])
     if cause.explains:
-        body.append("\n\nexplains: ", style="bold")
-        body.append(", ".join(cause.explains))
-    for ref in cause.references:
-        body.append("\n  ↳ " + ref, style="underline")
-    console.print(Panel(body, title=Text(f"{cause.title} [{cause.id}]"), title_align="left"))
-
-
-def print_packs_test(console: Console, packs, report) -> None:  # type: ignore[no-untyped-def]
-    """Per-cause hits on failing vs clean fixtures, then every golden mismatch."""
-    report = for_terminal(report)
-    table = Table(title="Causes: fixtures hit", title_justify="left")
-    table.add_column("cause")
-    table.add_column("severity")
-    table.add_column("failing", justify="right")
-    table.add_column("clean", justify="right")
-    for cid, cause in sorted(packs.causes.items()):
-        s = report.stats.get(cid)
-        clean = s.clean if s else 0
-        style = "bold red" if clean and cause.severity == "error" else None
-        table.add_row(Text(cid), cause.severity, str(s.failing if s else 0), Text(str(clean), style=style or ""))
-    console.print(table)
-    examples = sum(len(c.examples) for c in packs.causes.values())
-    console.print(Text(f"{len(packs.causes)} causes, {examples} match examples: all behave (checked at load)"))
-    for o in report.failures:
-        console.print(Text(f"MISMATCH {o.golden.path}", style="bold red"))
-        for line in o.diff():
-            console.print(Text("  " + line))
-    for p in report.uncovered:
-        console.print(Text(f"NO GOLDEN {p}", style="bold red"))
-    ok = len(report.outcomes) - len(report.failures)
-    console.print(Text(f"{ok}/{len(report.outcomes)} goldens match; {len(report.uncovered)} fixtures without a golden",
-                       style="bold green" if not report.failures and not report.uncovered else "bold red"))
-
-
-def print_cause_table(console: Console, causes: list[Cause]) -> None:
-    causes = for_terminal(causes)
-    table = Table(show_lines=False)
-    table.add_column("id", no_wrap=True)
-    table.add_column("severity")
-    table.add_column("tool")
-    table.add_column("title")
-    for c in causes:
-        table.add_row(Text(c.id), Text(c.severity, style=STYLE[c.severity]), c.tool, Text(c.title))
-    console.print(table)
-    console.print(Text(f"{len(causes)} causes", style="dim"))
+        lines.append(Text("  explains:", "bold"))
+        lines.extend(token_line("    ", _plain(cid), width) for cid in cause.explains)
+    lines.extend(_reference_lines(cause.references, width, None, cause.id))
+    _out(console, lines)
 
 
 def print_explanation(console: Console, explanation) -> None:  # type: ignore[no-untyped-def]
+    """`explain`: every matching cause in full, or the closest known ones."""
     explanation = for_terminal(explanation)
     if explanation.result.findings:
-        for f in explanation.result.findings:
-            console.print(finding_panel(f))
+        for n, f in enumerate(explanation.result.all_findings()):
+            if n:
+                console.print()
+            _out(console, finding_lines(console, f, verbose=True))
         return
     console.print(Text("No known cause matches this text.", style="bold"))
     if explanation.closest:
         console.print(Text("Closest known causes:"))
         for cause, score in explanation.closest:
-            line = Text(f"  {score:.0%}  ")
-            line.append(cause.id, style="bold")
-            line.append(f"  {cause.title}")
-            console.print(line)
+            head = Text(f"  {score:>4.0%}  ") + Text(cause.id, "bold")
+            room = console.width - head.cell_len - 2
+            _out(console, [head + "  " + cut(_plain(cause.title), room) if room >= 12 else head])
 
 
-def print_metrics(console: Console, result: ScanResult, limit: int = 24) -> None:
+def print_cause_table(console: Console, causes: list[Cause]) -> None:
+    """`packs list`."""
+    causes = for_terminal(causes)
+    print_table(console, [Column("id", whole=True), Column("severity", whole=True), Column("tool", whole=True),
+                          Column("title", min=TITLE_MIN)],
+                [[Text(c.id), Text(c.severity, STYLE[c.severity]), c.tool, _plain(c.title)] for c in causes])
+    console.print(Text(f"{len(causes)} causes", style="dim"))
+
+
+def print_search(console: Console, query: str, rows: list[dict]) -> None:  # type: ignore[type-arg]
+    """`kb search`."""
+    query, rows = for_terminal(query), for_terminal(rows)
+    if not rows:
+        console.print(Text(f"No known cause mentions {clean(query)!r}.", style="bold"), soft_wrap=True)
+        return
+    console.print(Text(f"Known causes for {clean(query)!r}:", "bold"), soft_wrap=True)
+    print_table(console, [Column("id", whole=True), Column("severity", whole=True), Column("title", min=TITLE_MIN)],
+                [[Text(str(r["id"])), Text(str(r["severity"]), STYLE.get(str(r["severity"]), "")),
+                  _plain(str(r["title"]))] for r in rows])
+
+
+def print_packs_test(console: Console, packs, report) -> None:  # type: ignore[no-untyped-def]
+    """Per-cause hits on failing vs clean fixtures, then every golden mismatch."""
+    report = for_terminal(report)
+    console.print(Text("Causes: fixtures hit", "bold"))
+    rows = []
+    for cid, cause in sorted(packs.causes.items()):
+        s = report.stats.get(cid)
+        clean_hits = s.clean if s else 0
+        style = "bold red" if clean_hits and cause.severity == "error" else ""
+        rows.append([Text(cid), Text(cause.severity, STYLE[cause.severity]), str(s.failing if s else 0),
+                     Text(str(clean_hits), style=style)])
+    print_table(console, [Column("cause", whole=True), Column("severity", whole=True),
+                          Column("failing", whole=True, justify="right"), Column("clean", whole=True, justify="right")],
+                rows)
+    examples = sum(len(c.examples) for c in packs.causes.values())
+    console.print(Text(f"{len(packs.causes)} causes, {examples} match examples: all behave (checked at load)"))
+    for o in report.failures:
+        console.print(Text(f"MISMATCH {o.golden.path}", style="bold red"), soft_wrap=True)
+        for line in o.diff():
+            console.print(Text("  " + line), soft_wrap=True)
+    for p in report.uncovered:
+        console.print(Text(f"NO GOLDEN {p}", style="bold red"), soft_wrap=True)
+    ok = len(report.outcomes) - len(report.failures)
+    console.print(Text(f"{ok}/{len(report.outcomes)} goldens match; {len(report.uncovered)} fixtures without a golden",
+                       style="bold green" if not report.failures and not report.uncovered else "bold red"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# metrics
+
+
+def print_metrics(console: Console, result: ScanResult, limit: int = METRICS_VERBOSE) -> None:
     """Utilization and timing figures, the ones over their limit first."""
     metrics = sorted(result.metrics, key=lambda m: (not m.over, m.kind, m.scope, m.resource))[:limit]
     if not metrics:
         return
-    table = Table(title="Metrics", title_justify="left")
-    for col, justify in (("kind", "left"), ("scope", "left"), ("resource", "left"), ("used", "right"),
-                         ("available", "right"), ("%", "right")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    console.print(Text("Metrics", "bold"))
+    rows = []
     for m in metrics:
         pct = "" if m.percent is None else f"{m.percent:.1f}"
-        style = "bold red" if m.over else ""
-        table.add_row(m.kind, Text(m.scope), Text(m.resource), _num(m.used), _num(m.available), Text(pct, style=style))
-    console.print(table)
+        rows.append([m.kind, _plain(m.scope), _plain(m.resource), _num(m.used), _num(m.available),
+                     Text(pct, style="bold red" if m.over else "")])
+    print_table(console, [Column("kind", whole=True), Column("scope", keep_end=True), Column("resource"),
+                          Column("used", whole=True, justify="right"), Column("available", whole=True, justify="right"),
+                          Column("%", whole=True, justify="right")], rows)
     if len(result.metrics) > limit:
-        console.print(Text(f"… {len(result.metrics) - limit} more metrics (see --format json)", style="dim"))
+        more = "-v shows more, " if limit < METRICS_VERBOSE else ""
+        console.print(Text(f"… {len(result.metrics) - limit} more metrics ({more}--format json has all)", style="dim"))
 
 
 def _num(value: float | None) -> str:
@@ -191,16 +502,87 @@ def _num(value: float | None) -> str:
     return f"{value:g}" if abs(value) < 1e7 else f"{value:.3g}"
 
 
-def print_search(console: Console, query: str, rows: list[dict]) -> None:  # type: ignore[type-arg]
-    query, rows = for_terminal(query), for_terminal(rows)
-    if not rows:
-        console.print(Text(f"No known cause mentions {query!r}.", style="bold"))
-        return
-    table = Table(title=Text(f"Known causes for {query!r}"), title_justify="left")
-    table.add_column("id", no_wrap=True)
-    table.add_column("severity")
-    table.add_column("title")
-    for r in rows:
-        table.add_row(Text(str(r["id"])), Text(str(r["severity"]), style=STYLE.get(str(r["severity"]), "")),
-                      Text(str(r["title"])))
-    console.print(table)
+# ---------------------------------------------------------------------------------------------------------
+# drafts and backtests
+
+
+def print_backtest(console: Console, bt, causes: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """Hits per cause on failed / passed / unknown runs per window, then the runs that change."""
+    console.print(Text(f"Backtest over {bt.runs} stored run{'s' if bt.runs != 1 else ''} with kept logs"
+                       + (f" ({bt.not_kept} more not kept whole)" if bt.not_kept else ""), "bold"), soft_wrap=True)
+    columns = [Column("cause", whole=True)] + [Column(f"{d}d {s}", whole=True, justify="right")
+                                               for d in bt.windows for s in ("fail", "pass")]
+    rows = []
+    for cid in causes:
+        cells: list[Text | str] = [Text(cid)]
+        for d in bt.windows:
+            cells.append(str(bt.hits(cid, d, "failed")))
+            passed = bt.hits(cid, d, "passed")
+            cells.append(Text(str(passed), "bold red" if passed else ""))
+        rows.append(cells)
+    if rows:
+        print_table(console, columns, rows)
+    width = console.width
+    explained = bt.newly_explained
+    label = Text("  newly explains: ", "bold")
+    _out(console, wrap(console, Text(", ".join(f"run {c.run_id}" for c in explained) or "no run"), width, 4,
+                       first=label))
+    lines = ", ".join(f"run {c.run_id} ({c.lines_explained})" for c in bt.explaining) or "none"
+    _out(console, wrap(console, Text(lines), width, 4, first=Text("  explains error lines in: ", "bold")))
+    hiding = [(c.run_id, cid, "hidden" if cid in c.hidden else "gone") for c in bt.hiding for cid in c.hidden + c.lost]
+    _out(console, wrap(console, Text(", ".join(f"{cid} in run {rid} ({how})" for rid, cid, how in hiding)
+                                     or "no cause", "bold red" if hiding else ""), width, 4,
+                       first=Text("  hides: ", "bold")))
+
+
+def print_draft(console: Console, draft, files, bt, folder) -> None:  # type: ignore[no-untyped-def]
+    """What `kb draft` made: the id and regex, the examples, the backtest, the files and the next step."""
+    width = console.width
+    o = draft.origin
+    head = Text("drafted ", "bold") + Text(draft.cause_id, "bold")
+    if o is not None and o.run_id is not None:
+        head.append(f" from run {o.run_id}")
+    _out(console, [token_line("", head, width)])
+    if o is not None and o.path:
+        _out(console, [token_line("  --> ", _where(o.path, o.line or 0), width)])
+    _out(console, wrap(console, _plain(draft.regex), width, 4, first=Text("  regex: ", "bold")))
+    _out(console, wrap(console, _plain(draft.title), width, 4, first=Text("  title: ", "bold")))
+    console.print(Text(f"  {len(draft.match)} match example{'s' if len(draft.match) != 1 else ''}, "
+                       f"{len(draft.no_match)} no_match from passed runs"), soft_wrap=True)
+    if bt is not None:
+        console.print()
+        print_backtest(console, bt, [draft.cause_id])
+    console.print()
+    for path in files:
+        _out(console, [token_line("wrote ", _plain(str(path)), width)])
+    console.print(Text("next: write cause, workaround and references in place of the TODO text, then", "dim"),
+                  soft_wrap=True)
+    command = f"triage packs test --packs {folder} --fixtures {folder}/fixtures --against-db"
+    _out(console, [token_line("  ", _plain(command), width)])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the held-back measure
+
+
+EVAL_LABELS = {"fail": "failures with the right cause", "clean": "clean runs without an error finding",
+               "trap": "traps explained without an error"}
+
+
+def print_eval(console: Console, report) -> None:  # type: ignore[no-untyped-def]
+    """The three held-back figures, then per toolchain family, then every case triage got wrong."""
+    for kind, label in EVAL_LABELS.items():
+        fig = report.by_kind.get(kind)
+        console.print(Text(f"{label}: {fig.text if fig else 'no cases'}", "bold"), soft_wrap=True)
+    families = sorted({fam for fam, _ in report.by_family})
+    if families:
+        console.print()
+        rows = [[Text(fam)] + [Text(report.by_family[(fam, k)].text) if (fam, k) in report.by_family else Text("")
+                               for k in EVAL_LABELS] for fam in families]
+        print_table(console, [Column("family", whole=True)] + [Column(k, whole=True, justify="right")
+                                                               for k in EVAL_LABELS], rows)
+    width = console.width
+    for o in report.wrong:
+        found = ", ".join(f"{i} ({s})" for i, s in o.found) or "nothing"
+        _out(console, wrap(console, _plain(found), width, 6,
+                           first=Text(f"wrong [{o.case.kind}] ", "red") + _plain(o.case.id, "bold") + ": found "))

@@ -467,7 +467,7 @@ class Decoded(io.BufferedReader):
         self.notes = notes
 
 
-def decode(buffered: io.BufferedReader) -> io.BufferedReader:
+def text_stream(buffered: io.BufferedReader) -> io.BufferedReader:
     """`buffered` as text bytes: decompressed when its first bytes say so, then UTF-16 turned into UTF-8."""
     notes: list[str] = []
     head = _peek(buffered)

@@ -43,6 +43,10 @@ RULES: tuple[Rule, ...] = (
     Rule(r"--hw-arch[ =](?P<part>hailo\w+)", tool="dfc"),
     Rule(r"hw_arch=['\"]?(?P<part>hailo\w+)", tool="dfc"),
     Rule(r"\[HailoRT\]", tool="hailort", phase="runtime"),
+    # the device firmware ships with (and is versioned as) the HailoRT release installed beside it
+    Rule(r"\[HailoRT\] .*firmware_version is: (?P<version>\d+\.\d+\.\d+)", tool="hailort"),
+    Rule(r"hailo: Init module\. driver version (?P<version>\d+\.\d+\.\d+)", tool="hailort"),
+    Rule(r"HailoRT-CLI version (?P<version>\d+\.\d+\.\d+)", tool="hailort"),
     # AMD/Xilinx HLS
     Rule(r"\*{6} Vivado\(TM\) HLS - High-Level Synthesis[^\n]* v(?P<version>\d{4}\.\d)", tool="vivado_hls", banner=True),
     Rule(r"\*{6} Vitis HLS - High-Level Synthesis[^\n]* v(?P<version>\d{4}\.\d)", tool="vitis_hls", banner=True),
@@ -122,6 +126,7 @@ class Detection:
     part: str | None = None
     phase: str | None = None
     phases_done: set[str] = field(default_factory=set)
+    phases_seen: set[str] = field(default_factory=set)
     last_done_phase: str | None = None
     ended: bool = False
 
@@ -146,6 +151,7 @@ class Detection:
             self.ended = True
         if rule.phase:
             self.phase = rule.phase
+            self.phases_seen.add(rule.phase)
             self.ended = rule.done  # a phase that starts after a completion reopens the run
             if rule.done:
                 self.phases_done.add(rule.phase)
@@ -167,3 +173,7 @@ class Detection:
     def completed(self) -> bool:
         """The last phase reached also finished: the tool ran to its end."""
         return self.phase is not None and self.ended
+
+
+# Phases whose end the logs mark: only those can be reported as cut short (a runtime log has no end marker).
+ENDING_PHASES = frozenset(r.phase for r in RULES if r.phase and r.done)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import Evidence, Finding, ScanResult
+from .model import Evidence, Finding, ScanResult, Unexplained
 
 
 def evidence_dict(ev: Evidence) -> dict[str, Any]:
@@ -18,8 +18,14 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     return {
         "id": f.id, "severity": f.severity, "title": f.title, "cause": f.cause, "workaround": f.workaround,
         "references": f.references, "count": f.count, "evidence": [evidence_dict(e) for e in f.evidence],
-        "tool": f.tool, "versions": f.versions, "explains": [finding_dict(e) for e in f.explained],
+        "tool": f.tool, "versions": f.versions, "generic": f.generic,
+        "explains": [finding_dict(e) for e in f.explained],
     }
+
+
+def unexplained_dict(u: Unexplained) -> dict[str, Any]:
+    return {"path": u.path, "line": u.line, "text": u.text, "count": u.count, "fingerprint": u.fingerprint,
+            "advice": u.advice, "message_id": u.message_id}
 
 
 def result_dict(result: ScanResult) -> dict[str, Any]:
@@ -32,8 +38,7 @@ def result_dict(result: ScanResult) -> dict[str, Any]:
         },
         "findings": [finding_dict(f) for f in result.findings],
         "counts": result.counts().to_dict(),
-        "unexplained": [{"path": u.path, "line": u.line, "text": u.text, "count": u.count,
-                         "fingerprint": u.fingerprint} for u in result.unexplained],
+        "unexplained": [unexplained_dict(u) for u in result.unexplained],
         "warnings": list(result.warnings),
         "metrics": [m.to_dict() for m in result.metrics],
         "facts": [{"source": f.source, "line": f.line, "key": f.key, "value": f.value, "context": f.context}

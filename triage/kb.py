@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import difflib
+import os
+import re
+import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .fingerprint import normalise
 from .model import SEVERITY_RANK, ScanResult
 from .packs import Cause, PackSet
 from .scan import Matcher, scan_text
+
+if TYPE_CHECKING:
+    from .store import Store
 
 
 @dataclass
@@ -37,13 +44,21 @@ def explain(text: str, packs: PackSet, matcher: Matcher | None = None, closest: 
     return Explanation(text, result, near)
 
 
+SHORTLIST = 40  # causes the full-text index proposes for the character-level comparison
+
+
 def closest_causes(text: str, packs: PackSet, limit: int = 3) -> list[tuple[Cause, float]]:
-    """Similarity of the masked text to each cause's masked examples (numbers, paths, names ignored)."""
+    """Similarity of the masked text to the masked examples (numbers, paths, names ignored) of the causes
+    that share words with it: the full-text index shortlists them, so the cost does not grow with the
+    knowledge base."""
     wanted = normalise(text)[:500]
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(wanted)
+    with knowledge_db(packs) as store:
+        words = " ".join(re.findall(r"\w+", text)[:64])  # as the index splits them; no phrase quoting
+        ids = [r["id"] for r in store.search_causes(words, limit=SHORTLIST)]
     scored = []
-    for cause in packs.causes.values():
+    for cause in (packs.causes[i] for i in ids if i in packs.causes):
         best = 0.0
         for example in cause.examples:
             matcher.set_seq1(normalise(example)[:500])
@@ -60,14 +75,46 @@ def search(packs: PackSet, query: str, limit: int = 20) -> list[dict[str, Any]]:
 
     Goes through the store's FTS table (an in-memory store here), the same one `runs` and reports read.
     """
-    from .store import open_store
+    with knowledge_db(packs) as store:
+        return store.search_causes(query, limit=limit)
 
+
+def knowledge_db(packs: PackSet) -> Store:
+    """The knowledge base as a (read-only) store with its full-text index: built once per pack set and
+    kept in the cache, so a lookup does not index every cause again. In memory when there is no cache."""
+    from . import cache as disk  # noqa: PLC0415
+    from .store import Store, open_store  # noqa: PLC0415
+
+    path = disk.path_for("kb", packs.digest, disk.code_hash(["store.py", "kb.py"]), ".db")
+    if path is not None:
+        try:
+            if not path.is_file():
+                _build_knowledge_db(packs, path)
+            from sqlite_utils import Database  # noqa: PLC0415
+
+            disk.touch(path)
+            return Store(Database(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)), str(path))
+        except (OSError, sqlite3.Error):
+            pass  # a cache is an optimisation: index in memory instead
     store = open_store(None)
+    store.sync_causes(packs)
+    return store
+
+
+def _build_knowledge_db(packs: PackSet, path: Path) -> None:
+    from . import cache as disk  # noqa: PLC0415
+    from .store import open_store  # noqa: PLC0415
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    store = open_store(tmp)
     try:
         store.sync_causes(packs)
-        return store.search_causes(query, limit=limit)
+        store.db.conn.execute("PRAGMA journal_mode=DELETE")  # one file, readable without write access
     finally:
         store.close()
+    os.replace(tmp, path)
+    disk.prune("kb", current=path)
 
 
 def list_causes(packs: PackSet, tool: str | None = None) -> list[Cause]:

@@ -27,6 +27,10 @@ def literal_set(pattern: str, ignore_case: bool = False) -> list[str] | None:
         parsed = sre_parse.parse(pattern, re.IGNORECASE if ignore_case else 0)
     except (re.error, OverflowError, RecursionError, TypeError, ValueError):
         return None
+    return _best_set(parsed)
+
+
+def _best_set(parsed: Any) -> list[str] | None:
     sets = [s for s in _required_sets(list(parsed)) if s and all(s)]
     if not sets:
         return None
@@ -34,6 +38,8 @@ def literal_set(pattern: str, ignore_case: bool = False) -> list[str] | None:
 
 
 def _concat(run: list[str], piece: list[str]) -> list[str] | None:
+    if len(run) == 1 and len(piece) == 1:  # a plain character after plain text: by far the most common
+        return [run[0] + piece[0]]
     out = list(dict.fromkeys(a + b for a in run for b in piece))
     return out if len(out) <= MAX_SET else None
 
@@ -153,6 +159,22 @@ def gate_literals(pattern: str, ignore_case: bool = False, minimum: int = 4) -> 
             return None
         out.extend(s for s in best if s not in out)
     return out
+
+
+def analyse(pattern: str, ignore_case: bool = False, minimum: int = 4) -> tuple[int, list[str] | None]:
+    """`(repeat_product(pattern), gate_literals(pattern, ignore_case, minimum))`, parsing the pattern once
+    when it has no top-level alternation (most signatures): validating a large pack is mostly parsing."""
+    branches = split_top_level(pattern)
+    if len(branches) > 1:
+        return repeat_product(pattern), gate_literals(pattern, ignore_case, minimum)
+    try:
+        parsed = sre_parse.parse(pattern, re.IGNORECASE if ignore_case else 0)
+    except (re.error, OverflowError, RecursionError, TypeError, ValueError):
+        return 0, None
+    best = _best_set(parsed) if pattern else None
+    if best is None or min(map(len, best)) < minimum:
+        return _max_product(list(parsed)), None
+    return _max_product(list(parsed)), best
 
 
 def split_top_level(pattern: str) -> list[str]:

@@ -39,6 +39,7 @@ class Finding:
     tool: str = ""
     versions: str | None = None
     explained: list[Finding] = field(default_factory=list)
+    generic: bool = False  # a catch-all or family cause: the step or class that failed, not why
 
     @property
     def first_line(self) -> tuple[str, int]:
@@ -52,6 +53,8 @@ class Unexplained:
     text: str
     count: int
     fingerprint: str
+    advice: str | None = None  # the tool's own advice printed with the line (Resolution:, first HailoRT error)
+    message_id: str | None = None  # e.g. "Common 17-55", "HLS 200-1505"
 
 
 @dataclass

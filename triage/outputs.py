@@ -35,12 +35,12 @@ from urllib.parse import quote, urlsplit
 
 from .display import one_line, terminal_safe
 from .fingerprint import fingerprint
-from .formats import evidence_dict, finding_dict, to_json
+from .formats import evidence_dict, finding_dict, to_json, unexplained_dict
 from .model import SEVERITY_RANK, Evidence, Finding, ScanResult, Unexplained
 from .packs import Cause, PackSet
 from .sources import STDIN, Source
 
-FORMATS = ("text", "json", "jsonl", "junit", "sarif", "github")
+FORMATS = ("text", "short", "json", "jsonl", "junit", "sarif", "github")
 RawSink = Callable[[Source, bytes], None]  # same shape as triage.scan.RawSink
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -71,6 +71,8 @@ def render(result: ScanResult, fmt: str, packs: PackSet, *, fail_on: str = "erro
         return to_github(result, base_dir=base_dir)
     if fmt == "text":
         return to_text(result)
+    if fmt == "short":
+        return to_short(result)
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
@@ -140,6 +142,18 @@ def to_text(result: ScanResult, width: int = TEXT_WIDTH) -> str:
     return buffer.getvalue()
 
 
+def to_short(result: ScanResult) -> str:
+    """`path:line: severity: title [id]` per root finding and unexplained line, then the closing line."""
+    from rich.console import Console
+
+    from .console import print_short
+
+    buffer = io.StringIO()
+    print_short(Console(file=buffer, width=TEXT_WIDTH, color_system=None, force_terminal=False, highlight=False),
+                result)
+    return buffer.getvalue()
+
+
 def jsonl_finding(f: Finding, explained_by: str | None) -> dict[str, Any]:
     record = {"type": "finding", **finding_dict(f), "explained_by": explained_by}
     del record["explains"]
@@ -156,8 +170,7 @@ def jsonl_summary(result: ScanResult) -> dict[str, Any]:
         "findings": [{"id": f.id, "severity": f.severity, "count": f.count, "explained_by": root}
                      for f, root in _flat(result)],
         "counts": result.counts().to_dict(),
-        "unexplained": [{"path": u.path, "line": u.line, "text": u.text, "count": u.count,
-                         "fingerprint": u.fingerprint} for u in result.unexplained],
+        "unexplained": [unexplained_dict(u) for u in result.unexplained],
         "warnings": list(result.warnings),
     }
 
@@ -243,7 +256,10 @@ def finding_report(f: Finding, explained_by: str | None = None) -> str:
 
 def _unexplained_report(items: list[Unexplained]) -> str:
     lines = ["Error lines that no known cause explains:"]
-    lines += [f"  {u.path}:{u.line}: {u.text}" + (f"  (x{u.count})" if u.count > 1 else "") for u in items]
+    for u in items:
+        lines.append(f"  {u.path}:{u.line}: {u.text}" + (f"  (x{u.count})" if u.count > 1 else ""))
+        if u.advice:
+            lines.append(f"    {u.message_id or 'the tool'} advises: {u.advice}")
     return "\n".join(lines) + "\n"
 
 
@@ -487,8 +503,10 @@ def to_github(result: ScanResult, *, base_dir: str | os.PathLike[str] | None = N
 
 
 def finding_line(cause: Cause, evidence: Evidence) -> str:
-    """The one line `--tee` prints on stderr when a cause is first hit."""
-    return f"triage: {cause.severity}: {evidence.path}:{evidence.line}: {cause.title} [{cause.id}]"
+    """The one line `--tee` prints on stderr when a cause is first hit: the `--format short` line."""
+    from .console import short_line
+
+    return short_line(evidence.path, evidence.line, cause.severity, cause.title, cause.id)
 
 
 class TeeWriter:

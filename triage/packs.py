@@ -9,23 +9,22 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
-import sys
 import re as std_re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
-import yaml
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 
+from . import cache as disk
 from .errors import PackError
-from .literals import gate_literals, repeat_product
+from .literals import analyse
 from .model import SEVERITIES
+
+if TYPE_CHECKING:  # imported where they are used: a cached pack set needs neither YAML nor version parsing
+    import yaml
+    from packaging.specifiers import SpecifierSet
 
 ID_RE = std_re.compile(r"^[a-z0-9_]+/[a-z0-9][a-z0-9_.-]*$")
 TOOLS = ("dfc", "hailort", "vivado_hls", "vitis_hls", "hls", "vivado", "hls4ml", "finn", "any")
@@ -34,6 +33,7 @@ PHASES = (
     "synth", "impl", "convert", "report", "config", "build",
 )
 STATUSES = ("stable", "deprecated", "removed")
+PLACEHOLDER = "TODO"  # what `triage kb draft` leaves where a person must write: a pack that still has one does not load
 MIN_LITERAL = 4
 MAX_PACK_BYTES = 4 * 1024 * 1024
 MAX_PATTERN_CHARS = 4000
@@ -51,11 +51,11 @@ MARKUP_RE = std_re.compile(
 PACK_KEYS = {"pack", "tool", "description", "causes"}
 CAUSE_KEYS = {
     "id", "title", "severity", "tool", "phase", "versions", "status", "cause", "workaround",
-    "references", "explains", "signatures", "when", "detector", "needs",
+    "references", "explains", "signatures", "when", "detector", "needs", "generic", "family",
 }
 # Causes found by code rather than by a line: their text is data, their detection is not.
 DETECTORS = ("config", "absence")
-WHEN_KEYS = {"present", "absent"}
+WHEN_KEYS = {"present", "absent", "phases"}
 CAUSE_REQUIRED = ("id", "title", "severity", "cause", "workaround", "signatures")
 SIGNATURE_KEYS = {"regex", "literal", "ignore_case", "match", "no_match", "where"}
 VERSION_KEYS = {"affected", "note"}
@@ -144,6 +144,13 @@ class Cause:
     when: dict[str, Any] = field(default_factory=dict)
     detector: str | None = None
     needs: str | None = None  # what else to scan to pinpoint the cause (e.g. the model script)
+    generic: bool = False  # a catch-all: says a step failed, not why; never counts as a known cause
+    family: bool = False  # a class of failure across tools (out of memory, licence ...): a known first step
+
+    @property
+    def broad(self) -> bool:
+        """Generic and family causes give way to a specific cause found on the same line."""
+        return self.generic or self.family
     pack: str = ""
     source: str = ""
 
@@ -156,6 +163,8 @@ class Cause:
         """False only when a version was detected and lies outside the affected range."""
         if self.affected is None or not version:
             return True
+        from packaging.version import InvalidVersion, Version  # noqa: PLC0415
+
         try:
             return Version(version) in self.affected
         except InvalidVersion:
@@ -167,7 +176,9 @@ class Cause:
             "phase": self.phase, "versions": self.versions, "status": self.status, "cause": self.cause,
             "workaround": self.workaround, "references": self.references, "explains": self.explains,
             "signatures": [s.pattern for s in self.signatures], "examples": self.examples,
-            "detector": self.detector, "needs": self.needs, "pack": self.pack, "source": self.source,
+            "detector": self.detector, "needs": self.needs, "generic": self.generic, "family": self.family,
+            "pack": self.pack,
+            "source": self.source,
         }
 
 
@@ -189,11 +200,18 @@ class PackSet:
 # YAML with line numbers and without aliases (an alias bomb is a denial of service, not a feature)
 
 
-_YAML_BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: 10x faster start-up
+def _yaml_base() -> Any:
+    import yaml  # noqa: PLC0415
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: 10x faster
 
 
 def _refuse_aliases(text: str, path: Path) -> None:
-    for event in yaml.parse(text, Loader=_YAML_BASE):
+    import yaml  # noqa: PLC0415
+
+    if "&" not in text:  # an alias needs an anchor (`&name`): without one there is nothing to expand
+        return
+    for event in yaml.parse(text, Loader=_yaml_base()):
         if isinstance(event, yaml.AliasEvent):
             raise PackError(
                 "YAML aliases are not allowed in packs",
@@ -202,11 +220,21 @@ def _refuse_aliases(text: str, path: Path) -> None:
             )
 
 
-class _PackLoader(_YAML_BASE):  # type: ignore[misc,valid-type]
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        mapping = super().construct_mapping(node, deep=True)
-        mapping["__line__"] = node.start_mark.line + 1
-        return mapping
+_LOADER: Any = None
+
+
+def _pack_loader() -> Any:
+    """The YAML loader that records each mapping's line (made on first use: YAML is only read on a cache miss)."""
+    global _LOADER  # noqa: PLW0603 - built once per process
+    if _LOADER is None:
+        class PackLoader(_yaml_base()):  # type: ignore[misc]
+            def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+                mapping = super().construct_mapping(node, deep=True)
+                mapping["__line__"] = node.start_mark.line + 1
+                return mapping
+
+        _LOADER = PackLoader
+    return _LOADER
 
 
 def _read_yaml(path: Path) -> Any:
@@ -220,10 +248,12 @@ def _read_yaml(path: Path) -> Any:
         raise PackError("pack is not UTF-8 text", where=str(path), hint=str(exc)) from None
     except OSError as exc:
         raise PackError(f"cannot read pack: {exc.strerror}", where=str(path)) from None
+    import yaml  # noqa: PLC0415
+
     loader = None
     try:
         _refuse_aliases(text, path)
-        loader = _PackLoader(text)
+        loader = _pack_loader()(text)
         return loader.get_single_data()
     except PackError:
         raise
@@ -272,6 +302,9 @@ class _Checker:
             return None
         if not isinstance(value, str) or not value.strip():
             self.fail(f"'{key}' must be non-empty text", data.get("__line__"), cause_id)
+        if value.lstrip().startswith(PLACEHOLDER):
+            self.fail(f"'{key}' is still the placeholder of the draft", data.get("__line__"), cause_id,
+                      hint=f"write the {key} in your own words in place of the {PLACEHOLDER} text")
         if key in ("title", "cause", "workaround") and MARKUP_RE.search(str(value)):
             self.fail(f"'{key}' contains markup", data.get("__line__"), cause_id,
                       hint="prose fields are plain text; write `backticks` for code")
@@ -289,11 +322,11 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
     if len(pattern) > MAX_PATTERN_CHARS:
         chk.fail(f"regex is {len(pattern)} characters (limit {MAX_PATTERN_CHARS})", line, cause_id,
                  hint="split an enormous alternation into several signatures or causes")
-    repeats = repeat_product(pattern)
+    ignore_case = bool(raw.get("ignore_case", False))
+    repeats, derived = analyse(pattern, ignore_case, MIN_LITERAL)  # one parse for both checks
     if repeats > MAX_REPEAT_PRODUCT:
         chk.fail(f"regex repeats up to {repeats} times (limit {MAX_REPEAT_PRODUCT})", line, cause_id,
                  hint="counted repeats such as {1000} are expanded when the regex is compiled; use + or * or a smaller count")
-    ignore_case = bool(raw.get("ignore_case", False))
     try:
         compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
     except regex.error as exc:
@@ -307,7 +340,7 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
     literal = raw.get("literal")
     literals: list[str] | None = [literal] if isinstance(literal, str) else None
     if literal is None:
-        literals = gate_literals(pattern, ignore_case, MIN_LITERAL)
+        literals = derived  # the derivation reads the parse, which case folding does not change
         if not literals:
             chk.fail("cannot derive a literal of 4+ characters from the regex", line, cause_id,
                      hint="declare `literal:` — a substring every matching line contains")
@@ -395,6 +428,8 @@ def _versions(chk: _Checker, raw: Any, cause_id: str, line: int) -> tuple[Specif
     affected = raw.get("affected")
     spec = None
     if affected is not None:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415
+
         try:
             spec = SpecifierSet(str(affected))
         except InvalidSpecifier:
@@ -426,7 +461,9 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
     if status not in STATUSES:
         chk.fail(f"unknown status {status!r}", line, cause_id, hint=f"one of {', '.join(STATUSES)}")
     refs = raw.get("references") or []
-    if not isinstance(refs, list) or any(not isinstance(r, str) or not std_re.match(r"^https?://\S+$", r) for r in refs):
+    if not isinstance(refs, list) or any(not isinstance(r, str) or not (std_re.match(r"^https?://\S+$", r)
+                                                                        or r.lstrip().startswith(PLACEHOLDER))
+                                         for r in refs):
         chk.fail("references must be a list of http(s) URLs", line, cause_id)
     explains = raw.get("explains") or []
     if not isinstance(explains, list) or any(not isinstance(e, str) for e in explains):
@@ -444,10 +481,19 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
     chk.keys(when, WHEN_KEYS, "when", cause_id)
     for key in WHEN_KEYS & set(when):
         if not isinstance(when[key], list) or any(not isinstance(v, str) for v in when[key]):
-            chk.fail(f"when.{key} must be a list of cause ids", line, cause_id)
+            chk.fail(f"when.{key} must be a list of {'phases' if key == 'phases' else 'cause ids'}", line, cause_id)
+    for phase_name in when.get("phases") or []:
+        if phase_name not in PHASES:
+            chk.fail(f"unknown phase {phase_name!r} in when.phases", line, cause_id, hint=f"one of {', '.join(PHASES)}")
+    generic, family = raw.get("generic", False), raw.get("family", False)
+    if not isinstance(generic, bool) or not isinstance(family, bool):
+        chk.fail("'generic' and 'family' must be true or false", line, cause_id)
     title = chk.text(raw, "title", cause_id)
     cause_text = chk.text(raw, "cause", cause_id)
     workaround = chk.text(raw, "workaround", cause_id)
+    if any(r.lstrip().startswith(PLACEHOLDER) for r in refs):  # after cause and workaround: the order they are written in
+        chk.fail("references still hold the placeholder of the draft", line, cause_id,
+                 hint="give the http(s) URLs of an issue, a forum thread or a vendor page, or delete the line")
     affected, note = _versions(chk, raw.get("versions"), cause_id, line)
     signatures = [_compile_signature(chk, s, cause_id, i, line) for i, s in enumerate(sigs_raw)]
     examples = [e["text"] if isinstance(e, dict) else e for s in sigs_raw for e in s.get("match", [])]
@@ -456,8 +502,8 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
         id=cause_id, title=title or "", severity=severity, tool=tool, phase=phase, cause=cause_text or "",
         workaround=workaround or "", references=list(refs), explains=list(explains), signatures=signatures,
         examples=[str(e) for e in examples], affected=affected, versions_note=note, status=status,
-        when={k: v for k, v in when.items() if k != "__line__"}, detector=detector, needs=needs,
-        pack=str(pack.get("pack", "")), source=f"{chk.path.name}:{line}",
+        when={k: v for k, v in when.items() if k != "__line__"}, detector=detector, needs=needs, generic=generic,
+        family=family, pack=str(pack.get("pack", "")), source=f"{chk.path.name}:{line}",
     )
 
 
@@ -478,7 +524,7 @@ def load_pack_file(path: Path) -> list[Cause]:
 
 def builtin_pack_dir() -> Path:
     """The packs shipped with triage: `patterns/` in a checkout, `triage/patterns` in a wheel."""
-    packaged = Path(str(resources.files("triage"))) / "patterns"
+    packaged = Path(__file__).resolve().parent / "patterns"
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parent.parent / "patterns"
@@ -506,25 +552,34 @@ def pack_dirs(extra: Iterable[str | Path] = (), builtin: bool = True) -> list[Pa
     return dirs
 
 
+PACK_CODE = ("packs.py", "literals.py", "model.py")  # the code a validated pack depends on
+PACKFILE_KEEP = 256  # validated pack files kept in the cache (every pack file of a few versions)
+
+
 def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bool = True) -> PackSet:
     """Load every pack: duplicates and dangling `explains` fail the whole load.
 
-    A validated pack set is cached (keyed by the packs' content and the loader's own code), so start-up
-    does not re-check every example on each run; any change to a pack file invalidates it.
+    Validated packs are cached (keyed by their content and the loader's own code), twice: the whole set,
+    which is all a start-up reads, and each file, so an edit re-checks only the file that changed. Files
+    that must be validated are validated on every core when there are several of them.
     """
     files = pack_files(pack_dirs(extra, builtin))
+    contents = [_read_pack_bytes(path) for path in files]
     digest = hashlib.sha256()
-    for path in files:
-        _check_size(path)
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path, data in zip(files, contents):
+        digest.update(path.name.encode() + b"\0" + data + b"\0")
     key = digest.hexdigest()[:16]
-    cached = _cache_get(key, files) if cache else None
-    if cached is not None:
-        return cached
+    code = disk.code_hash(PACK_CODE, f"regex={regex.__version__}")
+    if cache:
+        cached = disk.load("packs", key, code)
+        if isinstance(cached, PackSet) and cached.digest == key:
+            cached.files = files
+            return cached
+    per_file = _load_files(files, contents, code, cache)
     causes: dict[str, Cause] = {}
     where: dict[str, str] = {}  # cause id -> full path:line, for errors (a cause's `source` is name:line)
-    for path in files:
-        for cause in load_pack_file(path):
+    for path, loaded in zip(files, per_file):
+        for cause in loaded:
             here = f"{path}:{cause.source.rsplit(':', 1)[-1]}"
             if cause.id in causes:
                 raise PackError(f"duplicate id {cause.id}", where=here,
@@ -539,8 +594,53 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bo
     active = {k: c for k, c in causes.items() if c.status != "removed"}
     packs = PackSet(causes=active, files=files, digest=key)
     if cache:
-        _cache_put(key, packs)
+        disk.store("packs", key, code, packs)
     return packs
+
+
+def _read_pack_bytes(path: Path) -> bytes:
+    _check_size(path)
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise PackError(f"cannot read pack: {exc.strerror}", where=str(path)) from None
+
+
+def _file_key(path: Path, data: bytes) -> str:
+    return hashlib.sha256(path.name.encode() + b"\0" + data).hexdigest()[:16]
+
+
+def _load_files(files: list[Path], contents: list[bytes], code: str, cache: bool) -> list[list[Cause]]:
+    """Each file's validated causes: from the cache, else validated (in parallel when it is worth it)."""
+    out: list[list[Cause] | None] = [None] * len(files)
+    if cache:
+        for i, (path, data) in enumerate(zip(files, contents)):
+            hit = disk.load("packfile", _file_key(path, data), code)
+            if isinstance(hit, list):
+                out[i] = hit
+    todo = [i for i, loaded in enumerate(out) if loaded is None]
+    for i, causes in zip(todo, _validate([files[i] for i in todo], sum(len(contents[i]) for i in todo))):
+        out[i] = causes
+        if cache:
+            disk.store("packfile", _file_key(files[i], contents[i]), code, causes, keep=PACKFILE_KEEP)
+    return [loaded or [] for loaded in out]
+
+
+PARALLEL_MIN_BYTES = 256 << 10  # less YAML than this validates faster than a pool starts
+
+
+def _validate(paths: list[Path], size: int) -> list[list[Cause]]:
+    """`load_pack_file` over `paths`, in file order; on every core when there are several large files.
+    The first error (in file order) is the one raised, as in a serial load."""
+    cores = os.cpu_count() or 1
+    if len(paths) < 2 or cores < 2 or size < PARALLEL_MIN_BYTES:
+        return [load_pack_file(p) for p in paths]
+    import multiprocessing  # noqa: PLC0415
+    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=min(cores, len(paths)), mp_context=context) as pool:
+        return list(pool.map(load_pack_file, paths))
 
 
 def _check_size(path: Path) -> None:
@@ -551,48 +651,6 @@ def _check_size(path: Path) -> None:
     if size > MAX_PACK_BYTES:
         raise PackError(f"pack is {size} bytes (limit {MAX_PACK_BYTES})", where=str(path),
                         hint="split it into several packs")
-
-
-def _cache_path(key: str) -> Path | None:
-    """`TRIAGE_CACHE_DIR`, else the user cache directory; the loader's code is part of the name."""
-    try:
-        import platformdirs
-
-        root = Path(os.environ.get("TRIAGE_CACHE_DIR") or platformdirs.user_cache_dir("triage"))
-        code = hashlib.sha256()
-        for module in ("packs.py", "literals.py", "model.py"):
-            code.update((Path(__file__).parent / module).read_bytes())
-        code.update(f"{regex.__version__}{sys.version}".encode())
-        return root / f"packs-{key}-{code.hexdigest()[:12]}.pickle"
-    except Exception:  # noqa: BLE001 - a cache is an optimisation; never fail a load because of it
-        return None
-
-
-def _cache_get(key: str, files: list[Path]) -> PackSet | None:
-    path = _cache_path(key)
-    if path is None or not path.is_file():
-        return None
-    try:
-        packs = pickle.loads(path.read_bytes())
-    except Exception:  # noqa: BLE001 - a stale or broken cache is simply rebuilt
-        return None
-    if not isinstance(packs, PackSet) or packs.digest != key:
-        return None
-    packs.files = files
-    return packs
-
-
-def _cache_put(key: str, packs: PackSet) -> None:
-    path = _cache_path(key)
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps(packs, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp, path)
-    except OSError:
-        pass
 
 
 def iter_examples(packs: PackSet) -> Iterator[tuple[Cause, str]]:

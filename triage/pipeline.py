@@ -16,7 +16,6 @@ from typing import Any
 from .errors import InputError
 from .model import InputInfo, ScanResult
 from .packs import PackSet
-from .outputs import chain_sinks
 from .scan import OnFinding, RawSink, Warn, WarningLog, runs_in_parallel, scan_sources
 from .sources import Source, discover
 
@@ -72,6 +71,8 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
         hashing.start()
     else:
         all_sinks.append(keeper.sink)
+    from .outputs import chain_sinks
+
     result = scan_sources(packs, sources, warn=warnings, on_finding=on_finding, raw_sink=chain_sinks(*all_sinks),
                           jobs=jobs)
     if hashing is not None:

@@ -163,7 +163,7 @@ def _finding(f: Mapping[str, Any]) -> dict[str, Any]:
         "references": [{"text": str(r), "href": _href(r)} for r in f.get("references") or []],
         "count": int(f.get("count") or 0), "tool": str(f.get("tool") or ""), "versions": f.get("versions") or "",
         "evidence": [_evidence(e) for e in f.get("evidence") or []],
-        "explains": [_finding(e) for e in f.get("explains") or []],
+        "explains": [_finding(e) for e in f.get("explains") or []], "generic": bool(f.get("generic")),
     }
 
 
@@ -223,7 +223,8 @@ def build_result_context(result: Mapping[str, Any], *, dimensions: Mapping[str, 
     dims = dict(dimensions or result.get("dimensions") or {})
     findings = [_finding(f) for f in result.get("findings") or []]
     unexplained = [{"path": str(u.get("path") or ""), "line": u.get("line"), "text": str(u.get("text") or ""),
-                    "count": int(u.get("count") or 1), "fingerprint": str(u.get("fingerprint") or "")}
+                    "count": int(u.get("count") or 1), "fingerprint": str(u.get("fingerprint") or ""),
+                    "advice": str(u.get("advice") or ""), "message_id": str(u.get("message_id") or "")}
                    for u in result.get("unexplained") or []]
     inputs = [{"path": str(i.get("path") or ""), "kind": str(i.get("kind") or ""), "lines": i.get("lines") or 0,
                "size": _fmt_bytes(i.get("bytes"))} for i in run.get("inputs") or []]
@@ -351,7 +352,7 @@ def _findings_of(db: Any, run_ids: list[int]) -> list[dict[str, Any]]:
         chunk = run_ids[i:i + 500]
         marks = ",".join("?" * len(chunk))
         out.extend(db.query(
-            f"select rowid as _order, run_id, cause_id, severity, title, count, parent_cause_id from findings"
+            f"select rowid as _order, run_id, cause_id, severity, title, count, parent_cause_id, generic from findings"
             f" where run_id in ({marks}) order by run_id, rowid", chunk))
     return out
 
@@ -493,7 +494,10 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
 
     # Totals and classification rate ----------------------------------------------------------------------
     failed = [r for r in current if r.get("status") == "failed"]
-    classified = [r for r in failed if any(f.get("severity") in CLASSIFYING_SEVERITIES for f in by_run.get(r["id"], []))]
+    # a generic catch-all says which step failed, not why: it does not make a failure "classified"
+    classified = [r for r in failed if any(f.get("severity") in CLASSIFYING_SEVERITIES and not f.get("generic")
+                                           for f in by_run.get(r["id"], []))]
+    classified_ids = {r["id"] for r in classified}
     rate = len(classified) / len(failed) if failed else None
     totals = {
         "runs": len(current), "failed": len(failed),
@@ -501,7 +505,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         "unknown": sum(1 for r in current if r.get("status") not in ("failed", "passed")),
         "classified": len(classified), "unclassified": len(failed) - len(classified),
         "classification_rate": rate, "classification_text": "n/a" if rate is None else f"{rate * 100:.0f} %",
-        "unclassified_runs": [r["id"] for r in failed if r not in classified],
+        "unclassified_runs": [r["id"] for r in failed if r["id"] not in classified_ids],
     }
 
     # Causes: counts, runs affected, state, trend ---------------------------------------------------------
@@ -517,10 +521,12 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
             trend_runs[f["cause_id"]][periods - 1 - period_of(rid)].add(rid)
         if rid not in current_ids:
             continue
-        entry = per_cause.setdefault(f["cause_id"], {
-            "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
-            "severity": f.get("severity") or "info", "count": 0, "runs": set(), "labels": set(), "explained": 0,
-        })
+        entry = per_cause.get(f["cause_id"])
+        if entry is None:  # built once per cause, not once per finding
+            entry = per_cause[f["cause_id"]] = {
+                "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
+                "severity": f.get("severity") or "info", "count": 0, "runs": set(), "labels": set(), "explained": 0,
+            }
         entry["count"] += int(f.get("count") or 0)
         entry["runs"].add(rid)
         if f.get("parent_cause_id"):
@@ -549,10 +555,13 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
             continue
         if (f["cause_id"], label) in pairs_now:
             continue
-        item = resolved.setdefault((f["cause_id"], label), {
-            "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
-            "severity": f.get("severity") or "info", "label": label, "last_seen": "", "trend": _sparkline([len(s) for s in trend_runs[f["cause_id"]]]),
-        })
+        item = resolved.get((f["cause_id"], label))
+        if item is None:
+            item = resolved[(f["cause_id"], label)] = {
+                "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
+                "severity": f.get("severity") or "info", "label": label, "last_seen": "",
+                "trend": _sparkline([len(s) for s in trend_runs[f["cause_id"]]]),
+            }
         item["last_seen"] = max(item["last_seen"], _show_time(r["created"]))
     resolved_ctx = sorted(resolved.values(), key=lambda x: (x["id"], x["label"]))
 

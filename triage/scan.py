@@ -6,28 +6,27 @@ then the results are merged in input order into one `ScanResult` — identical w
 
 from __future__ import annotations
 
-import ctypes
 import io
 import os
 import signal
 import sys
 from time import perf_counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import regex
 
+from . import advice
 from .configs import ConfigRefused, Fact, evidence_of, misconfigurations, read_config
-from .detect import CompiledRule, Detection, compile_rules
+from .detect import ENDING_PHASES, CompiledRule, Detection, compile_rules
 from .display import EVIDENCE_CHARS, clip
 from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
 from .gate import Gate, make_gate
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from .packs import REGEX_TIMEOUT_S, Cause, PackSet, Signature
-from .sources import LINE_CAP, Block, ReadStats, Source, discover, open_binary, read_blocks
+from .sources import LINE_CAP, Block, ReadStats, Source, decode, discover, open_binary, read_blocks
 from .split import SPLIT_MIN_BYTES, Range, RangeReader, lines_after, lines_before, plain_file, plan_ranges
 
 CONTEXT = 3
@@ -38,6 +37,8 @@ WHOLE_TEXT_CAP = 8 << 20  # reports and configs are read whole (they are small) 
 MAX_LOG_METRICS = 1000
 SLOW_CALL_S = 0.005  # a regex call slower than this is charged to its rule's budget (a sound one takes µs)
 RULE_BUDGET_S = 1.0  # per rule and input: charged past this, the rule is dropped for the rest of the input
+MEMO_LINES = 8192  # distinct candidate lines remembered per input (the memo is emptied when full) ...
+MEMO_LINE_BYTES = 512  # ... of at most this many bytes: bounded memory, whatever the log
 
 # Lines that look like errors: kept as "unexplained" when no signature explains them.
 ERROR_LITERALS = ("ERROR", "[error]", "Traceback (most recent call last)", "Exception:", "Error:",
@@ -81,6 +82,69 @@ class SourceResult:
     tail: list[str] = field(default_factory=list)  # the input's last lines (the last is line `info.lines`)
 
 
+_RULES: list[CompiledRule] | None = None
+
+
+def detection_rules() -> list[CompiledRule]:
+    """The compiled detection rules: once per process, and from the cache when their code has not changed
+    (compiling ~60 regexes and deriving their literals is a large part of a short scan's start-up)."""
+    global _RULES  # noqa: PLW0603 - constant data, built once per process
+    if _RULES is None:
+        from . import cache as disk  # noqa: PLC0415
+
+        code = disk.code_hash(["detect.py", "literals.py"], f"regex={regex.__version__}")
+        rules = disk.load("rules", "detect", code)
+        if not (isinstance(rules, list) and all(isinstance(r, CompiledRule) for r in rules)):
+            rules = compile_rules()
+            disk.store("rules", "detect", code, rules)
+        _RULES = rules
+    return _RULES
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """What one line's literals lead to, before the scan's state (counts, evidence, saturation) applies."""
+
+    text: str
+    matches: list[tuple[Signature, dict[str, str]]] = field(default_factory=list)  # signatures that match
+    rules: list[tuple[CompiledRule, dict[str, str] | None]] = field(default_factory=list)
+    metric: bool = False
+    fingerprint: str | None = None  # set when the line looks like an error (kept if nothing explains it)
+    readable: str | None = None  # a HailoRT error line's readable message (advice for status lines below)
+    pure: bool = True  # False when a signature was skipped or timed out: not remembered
+
+
+def _lines_before(data: bytes, pos: int, count: int, chars: int | None = None) -> list[str]:
+    """Up to `count` lines ending right before offset `pos` (a line start) of `data`, decoded (each cut to
+    about `chars` characters when given: a long line is not decoded whole for its first 2,000)."""
+    out: list[str] = []
+    end = pos - 1
+    while len(out) < count and end >= 0:
+        begin = data.rfind(b"\n", 0, end) + 1
+        out.append(_decode_head(data, begin, end, chars))
+        end = begin - 1
+    out.reverse()
+    return out
+
+
+def _lines_from(data: bytes, pos: int, count: int, chars: int | None = None) -> list[str]:
+    """Up to `count` lines of `data` starting at offset `pos`, decoded."""
+    out: list[str] = []
+    while len(out) < count and pos < len(data):
+        end = data.find(b"\n", pos)
+        if end < 0:
+            end = len(data)
+        out.append(_decode_head(data, pos, end, chars))
+        pos = end + 1
+    return out
+
+
+def _decode_head(data: bytes, begin: int, end: int, chars: int | None) -> str:
+    if chars is not None:
+        end = min(end, begin + 4 * chars + 4)  # UTF-8 is at most 4 bytes a character
+    return decode(data[begin:end])
+
+
 class Matcher:
     """Compiled gate and targets for one pack set; cheap to reuse across sources."""
 
@@ -92,7 +156,7 @@ class Matcher:
             for lit in sig.literals:
                 literals.append((lit, sig.ignore_case))
                 self.targets.append(_Target(signature=sig))
-        for rule in compile_rules():
+        for rule in detection_rules():
             for lit in rule.literals:
                 literals.append((lit, bool(rule.compiled.flags & regex.IGNORECASE)))
                 self.targets.append(_Target(rule=rule))
@@ -103,12 +167,19 @@ class Matcher:
             literals.append((lit, False))
             self.targets.append(_Target(metric=True))
         self.gate: Gate = make_gate(literals, gate)
-        # literal ids by what they feed, so a scan can stop looking at lines only a spent target wants
-        self.ids_of: dict[int, frozenset[int]] = {}
+        self.ids_of = self._ids_of()
+
+    def _ids_of(self) -> dict[int, frozenset[int]]:
+        """Literal ids by what they feed, so a scan can stop looking at lines only a spent target wants."""
+        ids_of: dict[int, set[int]] = {}
         for i, t in enumerate(self.targets):
-            key = id(t.signature if t.signature is not None else t.rule)
             if t.signature is not None or t.rule is not None:
-                self.ids_of[key] = self.ids_of.get(key, frozenset()) | {i}
+                ids_of.setdefault(id(t.signature if t.signature is not None else t.rule), set()).add(i)
+        return {k: frozenset(v) for k, v in ids_of.items()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.ids_of = self._ids_of()  # keyed by object identity: new objects in a new process
 
     def scan_source(self, source: Source, index: int, *, warn: Warn | None = None,
                     on_finding: OnFinding | None = None, raw_sink: RawSink | None = None,
@@ -149,6 +220,10 @@ class _SourceScan:
         self.metric_stream = MetricStream(self.path)
         self.whole: list[str] | None = [] if source.kind in ("report", "config") else None
         self.whole_size = 0
+        self.advice_wait: list[list[Any]] = []  # [unexplained entry, lines left to look at] awaiting advice
+        self.last_readable: tuple[int, str] | None = None  # latest HailoRT error line that says something
+        self.block = b""  # the cleaned bytes of the block being scanned
+        self.memo: dict[bytes, _Outcome] = {}  # what an identical earlier line led to (logs repeat lines)
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -170,8 +245,10 @@ class _SourceScan:
         finally:
             if self.source.path != "-":
                 stream.close()
-        if part is not None and self.awaiting:
-            self._fill_after(lines_after(self.source.path, part.end, CONTEXT) + [""], 0)
+        if part is not None and (self.awaiting or self.advice_wait):
+            following = lines_after(self.source.path, part.end, max(CONTEXT, advice.AFTER_REACH))
+            self._fill_after(following)
+            self._fill_advice(following)
         return self.result(stats)
 
     def result(self, stats: ReadStats) -> SourceResult:
@@ -193,47 +270,79 @@ class _SourceScan:
         return result
 
     def _scan_block(self, block: Block) -> None:
+        data = block.data
         if self.whole is not None and self.whole_size < WHOLE_TEXT_CAP:
-            self.whole.append(block.text)
-            self.whole_size += len(block.text)
-        candidates = self.m.gate.candidates(block.text)
-        lines: list[str] | None = None
-        if self.awaiting:
-            lines = block.text.split("\n")
-            self._fill_after(lines, 0)
+            text = block.text
+            self.whole.append(text)
+            self.whole_size += len(text)
+        candidates, block.n_lines = self.m.gate.lines(data)
+        self.block = data
+        if self.awaiting or self.advice_wait:
+            following = _lines_from(data, 0, max(CONTEXT, advice.AFTER_REACH), max(EVIDENCE_CHARS, advice.LINE_CAP))
+            self._fill_after(following)
+            self._fill_advice(following)
         spent = self.spent
-        for idx in sorted(candidates):
-            literal_ids = candidates[idx]
+        for idx, start, end, literal_ids in candidates:
             if literal_ids <= spent:
                 continue
-            if lines is None:
-                lines = block.text.split("\n")
-            self._scan_line(lines, idx, block.first_line + idx, literal_ids)
+            self._scan_line(start, end, block.first_line + idx, literal_ids)
             spent = self.spent
-        if lines is None and block.n_lines:
-            # only the tail is needed for the next block's before-context
-            start = max(0, len(block.text) - 1)
-            for _ in range(CONTEXT):
-                start = block.text.rfind("\n", 0, start)
-                if start < 0:
-                    break
-            lines = block.text[start + 1:].split("\n")
-        if lines is not None:
-            self.tail = (self.tail + lines[:-1])[-CONTEXT:]
+        if block.n_lines:
+            self.tail = (self.tail + _lines_before(data, len(data), CONTEXT))[-CONTEXT:]
 
-    def _scan_line(self, lines: list[str], idx: int, line_no: int, literal_ids: set[int]) -> None:
-        text = lines[idx]
-        if len(text) > LINE_CAP:
-            text = text[:LINE_CAP]
+    def _scan_line(self, start: int, end: int, line_no: int, literal_ids: set[int]) -> None:
+        raw = self.block[start:end]  # at most LINE_CAP bytes: the reader cuts longer lines
+        short = len(raw) <= MEMO_LINE_BYTES
+        outcome = self.memo.get(raw) if short else None
+        if outcome is None:
+            outcome = self._evaluate(raw, literal_ids, line_no)
+            if outcome.pure and short:
+                if len(self.memo) >= MEMO_LINES:
+                    self.memo.clear()
+                self.memo[raw] = outcome
+        text = outcome.text
         matched = False
+        if outcome.matches:
+            seen_causes: set[str] = set()
+            for sig, caps in outcome.matches:
+                if sig.cause_id in seen_causes or id(sig) in self.disabled:
+                    continue
+                seen_causes.add(sig.cause_id)
+                self._record(sig, start, end, line_no, text, caps)
+            matched = bool(seen_causes)
+        for rule, groups in outcome.rules:
+            if rule.passive and self.detection.saturated(rule):
+                ids = self.m.ids_of[id(rule)]
+                if not ids <= self.spent:  # later lines with only its literals are skipped
+                    self.spent |= ids
+            elif groups is not None:
+                self.detection.feed(rule.rule, groups)
+        if outcome.metric and self.whole is None:
+            for metric in self.metric_stream.feed(text, line_no):
+                self._metric(metric)
+        if outcome.readable:
+            self.last_readable = (line_no, outcome.readable)
+        if matched:
+            self.open_tracebacks = []  # those in reach were counted as explained by _record; the rest are stale
+        elif outcome.fingerprint is not None and self.source.kind != "config":
+            self._unexplained(line_no, text, outcome.fingerprint, end)
+
+    def _evaluate(self, raw: bytes, literal_ids: set[int], line_no: int) -> _Outcome:
+        """What the line's literals lead to, independent of the scan's state (so it can be reused for an
+        identical line): each signature's captures, each detection rule's groups, error-likeness."""
+        text = decode(raw)
+        outcome = _Outcome(text)
         error_like = False
-        metric_done = False
-        seen_causes: set[str] = set()
+        seen: set[int] = set()
         for lit_id in sorted(literal_ids):
             target = self.m.targets[lit_id]
             if target.signature is not None:
                 sig = target.signature
-                if sig.cause_id in seen_causes or id(sig) in self.disabled:
+                if id(sig) in seen:
+                    continue
+                seen.add(id(sig))
+                if id(sig) in self.disabled:
+                    outcome.pure = False
                     continue
                 started = perf_counter()
                 try:
@@ -241,49 +350,51 @@ class _SourceScan:
                 except TimeoutError:
                     caps = None
                     self._timed_out(sig, line_no)
+                    outcome.pure = False
                 self._charge(sig, perf_counter() - started, line_no)
                 if caps is not None:
-                    seen_causes.add(sig.cause_id)
-                    matched = True
-                    self._record(sig, lines, idx, line_no, text, caps)
-            elif target.metric:
-                if self.whole is None and not metric_done:
-                    for metric in self.metric_stream.feed(text, line_no):
-                        self._metric(metric)
-                metric_done = True
+                    outcome.matches.append((sig, caps))
             elif target.rule is not None:
-                if target.rule.passive and self.detection.saturated(target.rule):
-                    if lit_id not in self.spent:  # later lines with only its literals are skipped
-                        self.spent |= self.m.ids_of[id(target.rule)]
+                rule = target.rule
+                if id(rule) in seen:
                     continue
-                if id(target.rule) in self.disabled:
+                seen.add(id(rule))
+                if rule.passive and self.detection.saturated(rule):
+                    outcome.rules.append((rule, None))  # saturation only grows: skipped on any replay too
+                    continue
+                if id(rule) in self.disabled:
+                    outcome.pure = False
                     continue
                 started = perf_counter()
                 try:
-                    m = target.rule.compiled.search(text, timeout=REGEX_TIMEOUT_S)
+                    m = rule.compiled.search(text, timeout=REGEX_TIMEOUT_S)
                 except TimeoutError:
                     m = None
-                self._charge(target.rule, perf_counter() - started, line_no)
-                if m:
-                    self.detection.feed(target.rule.rule, {k: v for k, v in m.groupdict().items() if v})
+                    outcome.pure = False
+                self._charge(rule, perf_counter() - started, line_no)
+                outcome.rules.append((rule, {k: v for k, v in m.groupdict().items() if v} if m else None))
+            elif target.metric:
+                outcome.metric = True
             else:
                 error_like = True
-        if matched:
-            self.open_tracebacks = []  # those in reach were counted as explained by _record; the rest are stale
-        elif error_like and self.source.kind != "config":
-            if self._error_line(text, line_no):
-                self._unexplained(line_no, text)
+        if error_like and "[HailoRT]" in text:
+            outcome.readable = advice.readable_error(text)
+        if error_like and self._error_line(text, line_no, outcome):
+            outcome.fingerprint = fingerprint(text)
+        return outcome
 
-    def _error_line(self, text: str, line_no: int) -> bool:
+    def _error_line(self, text: str, line_no: int, outcome: _Outcome) -> bool:
         """ERROR_LINE on a line the gate found an error word in. Past its time, or its budget, the word alone
-        decides (fail closed: a line that might be an error is kept as one)."""
+        decides (fail closed: a line that might be an error is kept as one; such an outcome is not memoised)."""
         if id(ERROR_LINE) in self.disabled:
+            outcome.pure = False
             return True
         started = perf_counter()
         try:
             found = ERROR_LINE.search(text, timeout=REGEX_TIMEOUT_S) is not None
         except TimeoutError:
             found = True
+            outcome.pure = False
         self._charge(ERROR_LINE, perf_counter() - started, line_no)
         return found
 
@@ -329,7 +440,7 @@ class _SourceScan:
             self.metric_index[key] = len(self.metrics)
             self.metrics.append(metric)
 
-    def _record(self, sig: Signature, lines: list[str], idx: int, line_no: int, text: str, caps: dict[str, str]) -> None:
+    def _record(self, sig: Signature, start: int, end: int, line_no: int, text: str, caps: dict[str, str]) -> None:
         hits = self.hits.get(sig.cause_id)
         if hits is None:
             hits = self.hits[sig.cause_id] = CauseHits(first=(self.index, line_no))
@@ -343,12 +454,15 @@ class _SourceScan:
                     del self.unexplained[fp]
         if len(hits.evidence) >= MAX_EVIDENCE:
             return
-        before = (self.tail + lines[:idx])[-CONTEXT:] if idx < CONTEXT else lines[idx - CONTEXT:idx]
+        before = _lines_before(self.block, start, CONTEXT, EVIDENCE_CHARS)
+        if len(before) < CONTEXT:  # the block starts within the context: the rest is the previous block's
+            before = (self.tail + before)[-CONTEXT:]
         ev = Evidence(self.path, line_no, clip(text, EVIDENCE_CHARS), before=[clip(b, EVIDENCE_CHARS) for b in before],
                       captures=caps)
         hits.evidence.append(ev)
-        self.awaiting.append(ev)
-        self._fill_after(lines, idx + 1, only=ev)
+        ev.after.extend(clip(a, EVIDENCE_CHARS) for a in _lines_from(self.block, end + 1, CONTEXT, EVIDENCE_CHARS))
+        if len(ev.after) < CONTEXT:
+            self.awaiting.append(ev)
         if self.on_finding is not None and hits.count == 1:
             cause = self.m.packs.causes[sig.cause_id]
             # a version read earlier in this log already rules the cause out: do not stream it (when the
@@ -356,21 +470,45 @@ class _SourceScan:
             if cause.applies_to(self.detection.versions.get(cause.tool)):
                 self.on_finding(cause, ev)
 
-    def _fill_after(self, lines: list[str], start: int, only: Evidence | None = None) -> None:
-        """Give waiting evidence its after-context from `lines[start:]` (a block's split ends with '')."""
-        available = lines[start:-1] if lines and lines[-1] == "" else lines[start:]
-        waiting = [only] if only is not None else self.awaiting
-        for ev in waiting:
-            ev.after.extend(clip(a, EVIDENCE_CHARS) for a in available[: CONTEXT - len(ev.after)])
+    def _find_advice(self, entry: Unexplained, line_no: int, text: str, end: int) -> None:
+        """A bare status line gets the readable error printed before it; any other line looks below itself
+        (now, and in the next blocks) for a line with the tool's own advice."""
+        if self.last_readable and line_no - self.last_readable[0] <= advice.BEFORE_REACH \
+                and advice.needs_readable_before(text):
+            entry.advice = self.last_readable[1]
+            return
+        item: list[Any] = [entry, advice.AFTER_REACH]
+        self.advice_wait.append(item)
+        self._fill_advice(_lines_from(self.block, end + 1, advice.AFTER_REACH, advice.LINE_CAP), only=item)
+
+    def _fill_advice(self, lines: list[str], only: list[Any] | None = None) -> None:
+        """Look for waiting entries' advice in the lines that follow them."""
+        for item in [only] if only is not None else self.advice_wait:
+            entry, left = item
+            for line in lines[:left]:
+                found = advice.advice_after(line)
+                if found or advice.ends_message(line):
+                    entry.advice = found
+                    left = 0
+                    break
+                left -= 1
+            item[1] = left
+        self.advice_wait = [i for i in self.advice_wait if i[1] > 0]
+
+    def _fill_after(self, lines: list[str]) -> None:
+        """Give waiting evidence its after-context from the lines that follow (a new block's first lines)."""
+        for ev in self.awaiting:
+            ev.after.extend(clip(a, EVIDENCE_CHARS) for a in lines[: CONTEXT - len(ev.after)])
         self.awaiting = [ev for ev in self.awaiting if len(ev.after) < CONTEXT]
 
-    def _unexplained(self, line_no: int, text: str) -> None:
-        fp = fingerprint(text)
+    def _unexplained(self, line_no: int, text: str, fp: str, end: int) -> None:
         entry = self.unexplained.get(fp)
         if entry is not None:
             entry.count += 1
         elif len(self.unexplained) < MAX_UNEXPLAINED:
-            self.unexplained[fp] = Unexplained(self.path, line_no, clip(text, EVIDENCE_CHARS), 1, fp)
+            entry = self.unexplained[fp] = Unexplained(self.path, line_no, clip(text, EVIDENCE_CHARS), 1, fp,
+                                                       message_id=advice.message_id(text))
+            self._find_advice(entry, line_no, text, end)
         elif not self.unexplained_full:
             self.unexplained_full = True
             self.warn(f"{self.path}:{line_no}: over {MAX_UNEXPLAINED} distinct error lines no cause explains; "
@@ -409,7 +547,7 @@ def merge(packs: PackSet, results: list[SourceResult], warn: Warn | None = None)
             if fp in unexplained:
                 unexplained[fp].count += u.count
             elif len(unexplained) < MAX_UNEXPLAINED:
-                unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint)
+                unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint, u.advice, u.message_id)
             else:
                 left_out += 1
         warnings.extend(r.warnings)
@@ -464,6 +602,7 @@ def _merge_detection(total: Detection, part: Detection) -> None:
     elif part.ended:  # an exit marker without a phase of its own
         total.ended = True
     total.phases_done |= part.phases_done
+    total.phases_seen |= part.phases_seen
 
 
 def _last_line(r: SourceResult) -> Evidence:
@@ -493,7 +632,7 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
         if cid not in found:  # a misconfiguration is a finding of its own, even before a compile fails
             found[cid] = _finding(packs.causes[cid], misconfig_hits, values, (misconfig_hits, values, message))
             first[cid] = misconfig_hits.first
-    for cid in [c for c in found if not _when_holds(packs.causes[c], found)]:
+    for cid in [c for c in found if not _when_holds(packs.causes[c], found, detection)]:
         del found[cid]
     _absence(packs, found, first, detection, log_end, unexplained)
     # Root cause first: a finding explained by another found one is listed under it.
@@ -503,6 +642,7 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
             if explainer in found and explainer != cid and roots.get(explainer) != cid:
                 roots[cid] = explainer
                 break
+    _same_line_roots(packs, found, first, roots)
     for cid, root in roots.items():
         while root in roots:  # follow chains to the top-most root
             root = roots[root]
@@ -514,9 +654,39 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
     return top
 
 
-def _when_holds(cause: Cause, found: dict[str, Finding]) -> bool:
+def _same_line_roots(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[int, int]],
+                     roots: dict[str, str]) -> None:
+    """A broad cause (a family such as "out of memory", a catch-all wrapper) matched on lines that a specific
+    cause explains too gives way to it: dropped when the specific finding covers every line it has, otherwise
+    listed under it."""
+    specific_lines: dict[tuple[str, int], list[str]] = {}
+    for cid in sorted(found, key=lambda c: first[c]):
+        if not packs.causes[cid].broad:
+            for ev in found[cid].evidence:
+                specific_lines.setdefault((ev.path, ev.line), []).append(cid)
+    for cid, f in list(found.items()):
+        if cid in roots or not packs.causes[cid].broad or not f.evidence:
+            continue
+        # Whatever its severity, a specific cause that calls the line harmless, or only a warning, knows better -
+        # unless the line carries several tool messages (pasted together) and the specific cause is about another.
+        rank = SEVERITY_RANK[f.severity]
+        owners = [next((o for o in specific_lines.get((ev.path, ev.line), [])
+                        if SEVERITY_RANK[found[o].severity] <= rank or advice.message_count(ev.text) < 2), None)
+                  for ev in f.evidence]
+        if all(owners) and f.count == len(f.evidence) and cid not in roots.values():
+            del found[cid]
+            continue
+        root = next((o for o in owners if o is not None and roots.get(o) != cid), None)
+        if root is not None:
+            roots[cid] = root
+
+
+def _when_holds(cause: Cause, found: dict[str, Finding], detection: Detection) -> bool:
     present = cause.when.get("present", [])
     absent = cause.when.get("absent", [])
+    phases = cause.when.get("phases")
+    if phases and not detection.phases_seen & set(phases):
+        return False
     return all(p in found for p in present) and not any(a in found for a in absent)
 
 
@@ -525,7 +695,7 @@ def _absence(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[i
     """A log that reached a phase but not its end, with nothing else to say why, is reported as such; its
     evidence is the line the log stops at."""
     cause = packs.causes.get("triage/log-incomplete")
-    if cause is None or log_end is None or detection.phase is None or detection.ended or unexplained:
+    if cause is None or log_end is None or detection.phase not in ENDING_PHASES or detection.ended or unexplained:
         return
     if any(f.severity == "error" for f in found.values()):
         return
@@ -577,7 +747,7 @@ def _finding(cause: Cause, h: CauseHits, values: dict[str, str], configured: Con
         id=cause.id, severity=cause.severity, title=interpolate(cause.title, values),
         cause=interpolate(cause.cause, values), workaround=workaround,
         references=list(cause.references), count=h.count, evidence=evidence, tool=cause.tool,
-        versions=cause.versions,
+        versions=cause.versions, generic=cause.generic,
     )
 
 
@@ -594,13 +764,15 @@ def _status(findings: list[Finding], unexplained: list[Unexplained], detection: 
 # ---------------------------------------------------------------------------------------------------------
 
 
-_worker_matcher: Matcher | None = None  # one per pool process, built once by `_start_worker`
+_worker_matcher: Matcher | None = None  # one per pool process, handed over by `_start_worker`
 
 
-def _start_worker(packs: PackSet, gate: str | None, parent: int) -> None:
+def _start_worker(matcher: Matcher, parent: int) -> None:
+    """The parent's matcher, compiled gate included: inherited as it is where processes fork, else
+    unpickled from its compact form (a serialized hyperscan database, frozen regex passes)."""
     global _worker_matcher  # noqa: PLW0603 - per-process state of a pool worker
     _die_with_parent(parent)
-    _worker_matcher = Matcher(packs, gate)
+    _worker_matcher = matcher
 
 
 def _die_with_parent(parent: int) -> None:
@@ -608,6 +780,8 @@ def _die_with_parent(parent: int) -> None:
     kernel to send them SIGTERM when the parent dies. Elsewhere they end when their task does."""
     if sys.platform != "linux":
         return
+    import ctypes  # noqa: PLC0415
+
     try:
         ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -636,9 +810,12 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
                 parts = [None]  # read whole, exactly as the serial scan does
             tasks.extend((s, i, part) for part in parts)
         if len(tasks) > 1:
-            # the packs travel once per process, not once per task, and each process compiles its gate once
+            from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only a parallel scan needs it
+
+            # the matcher travels once per process, not once per task, and no process compiles a gate
+            matcher = matcher or Matcher(packs, gate)
             with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker,
-                                     initargs=(packs, gate, os.getpid())) as pool:
+                                     initargs=(matcher, os.getpid())) as pool:
                 pieces = list(pool.map(_scan_in_worker, tasks))
             results = _join_ranges(pieces)
             for r in results:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 
-from .decode import Unreadable, decode
+from .decode import Unreadable, text_stream
 from .display import shown_path
 from .errors import InputError
 
@@ -77,11 +77,21 @@ class Source:
 
 @dataclass
 class Block:
-    """Complete lines of one source: `text` is the lines joined by LF, with a final LF."""
+    """Complete lines of one source: `data` is their cleaned bytes (LF line ends, no ANSI escapes), with a
+    final LF. The gate reads the bytes; only the lines it picks are decoded (`text` decodes them all)."""
 
-    text: str
+    data: bytes
     first_line: int
-    n_lines: int
+    n_lines: int = -1  # counted by whoever reads the block first (the gate counts them as it goes)
+
+    @property
+    def text(self) -> str:
+        return decode(self.data)
+
+    def line_count(self) -> int:
+        if self.n_lines < 0:
+            self.n_lines = self.data.count(b"\n")
+        return self.n_lines
 
 
 @dataclass
@@ -200,7 +210,7 @@ def open_binary(source: Source, limit: int | None = None) -> BinaryIO:
         raw = _Limited(raw, limit)  # type: ignore[assignment]
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
     try:
-        return decode(buffered)
+        return text_stream(buffered)
     except OSError as exc:
         raise InputError(f"cannot read {source.display}: {exc.strerror or exc}") from None
     except ValueError:  # stdin closed under us
@@ -230,12 +240,11 @@ class _Limited(io.RawIOBase):
         super().close()
 
 
-def clean_text(chunk: bytes) -> str:
-    """Decode and normalise a chunk of whole lines: UTF-8 with replacement, no ANSI, LF only, no NUL, a
-    lone CR shown as `␍`.
+def clean_bytes(chunk: bytes) -> bytes:
+    """Normalise a chunk of whole lines: LF only (a lone CR shown as `␍`), no ANSI escapes.
 
     Line ends and escapes are handled on the bytes with one regex pass each (several times faster than
-    `str.replace` chains on large blocks); the checks for their presence are memchr-fast.
+    `str.replace` chains on large blocks), and only when present: the checks are memchr-fast.
     """
     if b"\r" in chunk:
         chunk = CR_RE.sub(b"\n", chunk)
@@ -243,10 +252,21 @@ def clean_text(chunk: bytes) -> str:
             chunk = chunk.replace(b"\r", CR_MARK)
     if b"\x1b" in chunk:
         chunk = ANSI_RE.sub(b"", chunk)
-    text = chunk.decode("utf-8", "replace")
+    return chunk
+
+
+def decode(data: bytes) -> str:
+    """Cleaned bytes as text: UTF-8 with replacement, NUL shown as `␀`. Decoding line by line gives the
+    same text as decoding the block (LF is never part of a multi-byte sequence)."""
+    text = data.decode("utf-8", "replace")
     if "\x00" in text:
         text = text.replace("\x00", "\u2400")
     return text
+
+
+def clean_text(chunk: bytes) -> str:
+    """Decode and normalise a chunk of whole lines: UTF-8 with replacement, no ANSI, LF only, no NUL."""
+    return decode(clean_bytes(chunk))
 
 
 def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None], display: str,
@@ -295,13 +315,14 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             else:
                 chunk, pending = buffer[:cut + 1], buffer[cut + 1:]
         if chunk:
-            text = clean_text(chunk)
-            if not text.endswith("\n"):
-                text += "\n"
-            n = text.count("\n")
-            if stats.blank and text.strip(" \t\n\x0b\x0c"):
-                stats.blank = False
-            yield Block(text, line_no, n)
+            data = clean_bytes(chunk)
+            if not data.endswith(b"\n"):
+                data += b"\n"
+            if stats.blank and not data.isspace():
+                stats.blank = False  # (only ASCII white space is blank: not the separators str.isspace counts)
+            block = Block(data, line_no)
+            yield block
+            n = block.line_count()
             line_no += n
             stats.lines += n
         if eof:

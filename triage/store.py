@@ -148,6 +148,13 @@ def m007_metrics_line_and_unit(db: Database) -> None:
     db["metrics"].add_column("unit", str)
 
 
+@_migration
+def m008_generic_findings_and_advice(db: Database) -> None:
+    db["findings"].add_column("generic", int, not_null_default=0)
+    db["unexplained"].add_column("advice", str)
+    db["unexplained"].add_column("message_id", str)
+
+
 MIGRATION_NAMES = [name for name, _ in MIGRATIONS]
 
 
@@ -451,7 +458,7 @@ def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
             workaround=f.get("workaround", ""), references=list(f.get("references") or []),
             count=int(f.get("count") or 0), evidence=[evidence(e) for e in f.get("evidence") or []],
             tool=f.get("tool", ""), versions=f.get("versions"),
-            explained=[finding(x) for x in f.get("explains") or []],
+            explained=[finding(x) for x in f.get("explains") or []], generic=bool(f.get("generic")),
         )
 
     info = RunInfo(
@@ -461,7 +468,8 @@ def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
                 for i in run.get("inputs") or []],
     )
     unexplained = [Unexplained(u.get("path", ""), int(u.get("line") or 0), u.get("text", ""), int(u.get("count") or 1),
-                               u.get("fingerprint", "")) for u in doc.get("unexplained") or []]
+                               u.get("fingerprint", ""), u.get("advice"), u.get("message_id"))
+                   for u in doc.get("unexplained") or []]
     metric_fields = {f.name for f in fields(Metric)}
     metrics = [Metric(**{k: m.get(k) for k in metric_fields}) for m in doc.get("metrics") or []
                if isinstance(m, Mapping) and m.get("resource") is not None]
@@ -721,7 +729,7 @@ class Store:
         flat = list(_flatten(doc.get("findings") or []))
         self.db["findings"].insert_all(
             {"run_id": run_id, "cause_id": f["id"], "severity": f.get("severity"), "title": f.get("title"),
-             "count": f.get("count"), "parent_cause_id": parent,
+             "count": f.get("count"), "parent_cause_id": parent, "generic": int(bool(f.get("generic"))),
              "first_path": (f.get("evidence") or [{}])[0].get("path"),
              "first_line": (f.get("evidence") or [{}])[0].get("line")}
             for f, parent in flat)
@@ -733,7 +741,8 @@ class Store:
             for f, _ in flat for e in f.get("evidence") or [])
         self.db["unexplained"].insert_all(
             {"run_id": run_id, "fingerprint": u.get("fingerprint"), "normalised": normalise(u.get("text") or ""),
-             "path": u.get("path"), "line": u.get("line"), "text": u.get("text"), "count": u.get("count")}
+             "path": u.get("path"), "line": u.get("line"), "text": u.get("text"), "count": u.get("count"),
+             "advice": u.get("advice"), "message_id": u.get("message_id")}
             for u in doc.get("unexplained") or [])
         self.db["metrics"].insert_all(
             {"run_id": run_id, **{k: m.get(k) for k in METRIC_COLUMNS}}
@@ -752,6 +761,12 @@ class Store:
     def runs(self, since: str | datetime | None = None, tool: str | None = None, status: str | None = None,
              label: str | None = None, limit: int | None = 50) -> list[dict[str, Any]]:
         """Runs, newest first, with their finding counts and top finding (no result document)."""
+        return self._read(lambda: list(self.iter_runs(since, tool, status, label, limit)))
+
+    def iter_runs(self, since: str | datetime | None = None, tool: str | None = None, status: str | None = None,
+                  label: str | None = None, limit: int | None = 50) -> Iterator[dict[str, Any]]:
+        """`runs()` as a stream: one query (the counts and the top finding are subqueries on the findings'
+        run index), rows handed out as SQLite produces them, so memory does not grow with the history."""
         clauses: list[str] = []
         args: list[Any] = []
         cutoff = parse_since(since)
@@ -761,23 +776,24 @@ class Store:
                 args.append(value)
         columns = ["id", "created", "label", "tool", "tool_version", "phase", "part", "status", "model", "branch",
                    "commit", "host", "device", "packs_digest", "duration_s", "input_hash"]
-
-        def read() -> list[dict[str, Any]]:
-            rows = list(self.db["runs"].rows_where(
-                " and ".join(clauses) or None, args, select=", ".join(f'"{c}"' for c in columns),
-                order_by="created desc, id desc", limit=limit))
-            for r in rows:
-                found = list(self.db["findings"].rows_where("run_id = ?", [r["id"]],
-                                                             select="cause_id, severity, parent_cause_id",
-                                                             order_by="rowid"))
-                counts = Counts.of(((f["severity"], f["parent_cause_id"] is not None) for f in found),
-                                   self.db["unexplained"].count_where("run_id = ?", [r["id"]]))
-                r["counts"] = counts.to_dict()
-                r["errors"], r["warnings"], r["findings"] = counts.error, counts.warning, counts.findings
-                r["top"] = next((f["cause_id"] for f in found if f["parent_cause_id"] is None), None)
-            return rows
-
-        return self._read(read)
+        top = "from findings as f where f.run_id = runs.id and f.parent_cause_id is null"
+        sql = (f"select {', '.join(f'runs.[{c}]' for c in columns)},"
+               + "".join(f" (select count(*) {top} and f.severity = '{sev}') as [{sev}]," for sev in ("error", "warning", "info"))
+               + " (select count(*) from findings as f where f.run_id = runs.id and f.parent_cause_id is not null)"
+               " as [explained],"
+               " (select count(*) from unexplained as u where u.run_id = runs.id) as [unexplained],"
+               f" (select f.cause_id {top} order by f.rowid limit 1) as [top]"
+               f" from runs{' where ' + ' and '.join(clauses) if clauses else ''}"
+               " order by runs.created desc, runs.id desc" + (" limit ?" if limit is not None else ""))
+        if limit is not None:
+            args.append(limit)
+        for row in self.db.query(sql, args):
+            counts = Counts(**{k: row.pop(k) for k in ("error", "warning", "info", "explained", "unexplained")})
+            top_id = row.pop("top")
+            row["counts"] = counts.to_dict()
+            row["errors"], row["warnings"], row["findings"] = counts.error, counts.warning, counts.findings
+            row["top"] = top_id
+            yield row
 
     def run(self, run_id: int) -> dict[str, Any]:
         """The run row, its result document (`result`), findings and inputs (without the kept log bytes)."""
@@ -805,6 +821,50 @@ class Store:
             return None
 
         return self._read(read)
+
+    def unexplained_lines(self, *, fingerprint: str | None = None, run_id: int | None = None,
+                          line: int | None = None, path: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Stored unexplained lines, newest run first, each with its run's tool, phase, status and date."""
+        clauses, args = [], []
+        for clause, value in (("fingerprint = ?", fingerprint), ("run_id = ?", run_id), ("line = ?", line),
+                              ("path = ?", path)):
+            if value is not None:
+                clauses.append(clause)
+                args.append(value)
+
+        def read() -> list[dict[str, Any]]:
+            rows = list(self.db["unexplained"].rows_where(" and ".join(clauses) or None, args,
+                                                          order_by="run_id desc, rowid", limit=limit))
+            ids = sorted({r["run_id"] for r in rows})
+            runs = {r["id"]: r for r in self.db["runs"].rows_where(
+                f"id in ({', '.join('?' for _ in ids)})", ids, select="id, tool, phase, status, created, label")} \
+                if ids else {}
+            for r in rows:
+                run = runs.get(r["run_id"], {})
+                r.update({k: run.get(k) for k in ("tool", "phase", "status", "created", "label")})
+            return rows
+
+        return self._read(read)
+
+    def kept_logs(self, run_id: int) -> list[tuple[str, bytes]]:
+        """(path, text) of every input of a run whose log was kept whole; [] when any was not."""
+        def read() -> list[tuple[str, bytes]] | None:
+            rows = list(self.db["inputs"].rows_where("run_id = ?", [run_id], select="path, log, log_truncated",
+                                                     order_by="rowid"))
+            if not rows or any(r["log"] is None or r["log_truncated"] for r in rows):
+                return None
+            return [(str(r["path"]), r["log"]) for r in rows]
+
+        kept = self._read(read)
+        return [(path, unpack_log(blob)) for path, blob in kept] if kept else []
+
+    def kept_sources(self, run_id: int, folder: str) -> list[Source]:
+        """The kept logs of a run written to `folder`, reported under their original paths ([] if not kept whole)."""
+        rows = self._read(lambda: list(self.db["inputs"].rows_where(
+            "run_id = ?", [run_id], select="path, kind, log, log_truncated", order_by="rowid")))
+        if not rows or any(r["log"] is None or r["log_truncated"] for r in rows):
+            return []
+        return [_materialise(folder, n, r) for n, r in enumerate(rows)]
 
     # -- knowledge base -------------------------------------------------------------------------------
 
@@ -839,13 +899,23 @@ class Store:
         if not quoted.strip():
             return []
 
+        tokens = re.findall(r'"(?:[^"]|"")*"', quoted)
+        # a pasted message is best found whole: causes with the words as one phrase first, then with all of
+        # the words, then (when none has them all) with any of them
+        phrase = '"' + " ".join(t[1:-1] for t in tokens) + '"' if len(tokens) > 1 else None
+        queries = [q for q in (phrase, quoted) if q]
+
         def read() -> list[dict[str, Any]]:
             table = self.db["causes"]
-            rows = list(table.search(quoted, limit=limit, include_rank=True))
-            if not rows:
-                tokens = re.findall(r'"(?:[^"]|"")*"', quoted)
-                if len(tokens) > 1:
-                    rows = list(table.search(" OR ".join(tokens), limit=limit, include_rank=True))
+            rows: list[dict[str, Any]] = []
+            seen: set[str] = set()
+            for q in queries:
+                for r in table.search(q, limit=limit, include_rank=True):
+                    if r["id"] not in seen and len(rows) < limit:
+                        seen.add(r["id"])
+                        rows.append(r)
+            if not rows and len(tokens) > 1:
+                rows = list(table.search(" OR ".join(tokens), limit=limit, include_rank=True))
             for r in rows:
                 r["references"] = json.loads(r.get("references") or "[]")
                 r["examples"] = [e for e in (r.get("examples") or "").split("\n") if e]

@@ -1,0 +1,149 @@
+"""What is kept between runs: validated packs (the set and each file), the compiled gate, the knowledge
+base's index; pruning; and what start-up does not import. No timings here: bench/ measures them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from triage import cache, load_packs
+from triage.gate import HyperscanGate, PythonGate, candidates, make_gate
+from triage.scan import Matcher, scan_sources
+from triage.sources import Source
+
+from .conftest import CORPUS, ROOT
+
+BODY = ("pack: {name}\ntool: vivado\ncauses:\n  - id: {name}/x\n    title: {title}\n    severity: error\n"
+        "    cause: A cause long enough to be a real explanation of the failure.\n"
+        "    workaround: A workaround long enough to say what to change in the build.\n"
+        "    signatures:\n      - regex: '{name} frobnicator exploded'\n        match: ['ERROR: {name} frobnicator exploded']\n")
+
+
+@pytest.fixture()
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("TRIAGE_CACHE_DIR", str(folder))
+    return folder
+
+
+def _packs(folder: Path, **titles: str) -> Path:
+    folder.mkdir(exist_ok=True)
+    for name, title in titles.items():
+        (folder / f"{name}.yaml").write_text(BODY.format(name=name, title=title))
+    return folder
+
+
+def test_an_edit_revalidates_only_the_file_that_changed(tmp_path: Path, cache_dir: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from triage import packs as packs_module
+
+    folder = _packs(tmp_path / "packs", one="First", two="Second")
+    seen: list[str] = []
+    real = packs_module.load_pack_file
+    monkeypatch.setattr(packs_module, "load_pack_file", lambda p: seen.append(p.name) or real(p))
+    load_packs(extra=[folder], builtin=False)
+    assert sorted(seen) == ["one.yaml", "two.yaml"]
+    seen.clear()
+    assert load_packs(extra=[folder], builtin=False).causes["two/x"].title == "Second"
+    assert seen == []  # the whole set came from the cache
+    (folder / "two.yaml").write_text(BODY.format(name="two", title="Changed"))
+    again = load_packs(extra=[folder], builtin=False)
+    assert seen == ["two.yaml"] and again.causes["two/x"].title == "Changed" and again.causes["one/x"].title == "First"
+
+
+def test_old_cache_entries_are_pruned(tmp_path: Path, cache_dir: Path) -> None:
+    cache_dir.mkdir()
+    old = time.time() - (cache.MAX_AGE_DAYS + 1) * 86400
+    stale = [cache_dir / f"packs-{i:016x}-000000000000.pickle" for i in range(cache.KEEP + 5)]
+    for i, path in enumerate(stale):
+        path.write_bytes(b"x")
+        stamp = old if i == 0 else time.time() - 3600 * (i + 1)  # one expired; the rest ordered by use
+        os.utime(path, (stamp, stamp))
+    dead_tmp = cache_dir / "packs-dead.pickle.123.tmp"
+    dead_tmp.write_bytes(b"x")
+    os.utime(dead_tmp, (old, old))
+    load_packs(extra=[_packs(tmp_path / "packs", one="First")], builtin=False)
+    left = sorted(p.name for p in cache_dir.glob("packs-*"))
+    assert len(left) == cache.KEEP  # the new entry and the KEEP - 1 most recently used
+    assert stale[0].name not in left and dead_tmp.name not in left
+    assert stale[1].name in left and stale[-1].name not in left
+
+
+def test_a_broken_cache_entry_is_rebuilt(tmp_path: Path, cache_dir: Path) -> None:
+    folder = _packs(tmp_path / "packs", one="First")
+    load_packs(extra=[folder], builtin=False)
+    for entry in cache_dir.iterdir():
+        entry.write_bytes(b"not a pickle")
+    assert load_packs(extra=[folder], builtin=False).causes["one/x"].title == "First"
+
+
+def test_cached_python_gate_finds_what_a_fresh_one_finds(packs, cache_dir: Path) -> None:
+    literals = [(lit, sig.ignore_case) for sig in packs.signatures for lit in sig.literals] + [("Killed", False)]
+    built = make_gate(literals, "python")
+    assert list(cache_dir.glob("gate_python-*.pickle"))
+    loaded = make_gate(literals, "python")
+    assert isinstance(loaded, PythonGate) and loaded is not built
+    data = b"".join(p.read_bytes() for p in sorted((CORPUS / "logs").rglob("*.log")))
+    fresh = candidates(PythonGate(literals), data)
+    assert len(fresh) > 1000 and candidates(loaded, data) == fresh == candidates(built, data)
+
+
+def test_cached_hyperscan_gate_finds_what_a_fresh_one_finds(packs, cache_dir: Path) -> None:
+    pytest.importorskip("hyperscan")
+    literals = [(lit, sig.ignore_case) for sig in packs.signatures for lit in sig.literals]
+    make_gate(literals, "hyperscan")
+    loaded = make_gate(literals, "hyperscan")
+    assert isinstance(loaded, HyperscanGate)
+    data = b"".join(p.read_bytes() for p in sorted((CORPUS / "logs").rglob("*.log")))
+    assert candidates(loaded, data) == candidates(HyperscanGate(literals), data)
+
+
+def test_pool_workers_get_the_parents_matcher_instead_of_building_one(packs, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that built its own matcher would compile the gate again (the cost the pool is meant to save)."""
+    logs = []
+    for i, rel in enumerate(("logs/hls/013-", "dfc/cases/043-")):
+        path = tmp_path / f"{i}.log"
+        path.write_bytes(next(CORPUS.glob(rel + "*")).read_bytes())
+        logs.append(Source(str(path), "log", path.stat().st_size))
+    matcher = Matcher(packs)
+    parent = os.getpid()
+    real_init = Matcher.__init__
+
+    def init(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        assert os.getpid() == parent, "a pool worker built a matcher"
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Matcher, "__init__", init)
+    parallel = scan_sources(packs, logs, jobs=2, matcher=matcher)
+    assert parallel.to_dict() == scan_sources(packs, logs, jobs=1, matcher=matcher).to_dict()
+
+
+def test_kb_search_reads_an_index_built_once(packs, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from triage import kb
+
+    built: list[Path] = []
+    real = kb._build_knowledge_db
+    monkeypatch.setattr(kb, "_build_knowledge_db", lambda p, path: built.append(path) or real(p, path))
+    first = [r["id"] for r in kb.search(packs, "allocation failed", 5)]
+    second = [r["id"] for r in kb.search(packs, "allocation failed", 5)]
+    assert first == second and "dfc/allocation-failed" in first and len(built) == 1
+    assert [r["id"] for r in kb.search(packs, '"unbalanced [error] OR NOT', 5)] is not None
+
+
+def test_help_does_not_import_the_scanner_the_store_or_rich() -> None:
+    code = ("import sys, io, contextlib\nsys.argv = ['triage', '--help']\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        from triage.cli import main; main()\n    except SystemExit:\n        pass\n"
+            "print(' '.join(sorted(m for m in sys.modules)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    loaded = set(out.stdout.split())
+    assert "triage.cli" in loaded
+    heavy = {"triage.packs", "triage.scan", "triage.store", "regex", "yaml", "sqlite_utils", "jinja2",
+             "rich.console", "typer.rich_utils", "hyperscan"}
+    assert not heavy & loaded, sorted(heavy & loaded)
