@@ -216,8 +216,9 @@ def test_evidence_of_names_both_lines() -> None:
 HOSTILE = Path(__file__).parent / "data" / "hostile"
 
 
-def _scan_cli(*paths: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The whole CLI, with a hang guard (the quadratic readers took minutes on these inputs)."""
+def _scan_cli(*paths: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """The whole CLI, with a hang guard far above what a linear read takes on a busy machine (seconds) and far
+    below what the quadratic readers took on these inputs (hours at their sizes)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "triage", "scan", "--no-store", "--format", "json", *map(str, paths)],
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
@@ -244,21 +245,22 @@ def test_printed_dict_nested_past_the_bound_gives_no_traceback(tmp_path: Path) -
 
 
 def test_an_unclosed_bracket_in_a_model_script_is_read_in_linear_time(tmp_path: Path) -> None:
-    """`.alls` with an unclosed `(`: every later line was joined and recounted (1 MB: over 250 s)."""
+    """`.alls` with an unclosed `(`: every later line was joined and recounted (1 MB: over 250 s; this 3 MB
+    script: over half an hour)."""
     script = tmp_path / "model.alls"
-    script.write_text("performance_param(compiler_optimization_level=max\n" + "x = 1, 2, (3\n" * 80_000
+    script.write_text("performance_param(compiler_optimization_level=max\n" + "x = 1, 2, (3\n" * 240_000
                       + "resources_param(strategy=greedy)\n")
     proc = _scan_cli(script)
     assert proc.returncode in (0, 1), proc.stderr
-    assert json.loads(proc.stdout)["run"]["inputs"][0]["lines"] == 80_002
+    assert json.loads(proc.stdout)["run"]["inputs"][0]["lines"] == 240_002
 
 
 def test_a_large_script_with_stray_quotes_and_braces_is_read_in_linear_time(tmp_path: Path) -> None:
     """The printed-dict reader re-counted braces over the whole joined text on every line (1.2 MB build.tcl:
-    over 200 s): a Tcl script full of `{'` and apostrophes."""
+    over 200 s; this 3.6 MB one: over half an hour): a Tcl script full of `{'` and apostrophes."""
     tcl = tmp_path / "build.tcl"
-    tcl.write_text("set x {'it's a tcl list\n" + "puts \"don't {stop} {'here\"\n" * 40_000)
-    assert tcl.stat().st_size > 1_000_000
+    tcl.write_text("set x {'it's a tcl list\n" + "puts \"don't {stop} {'here\"\n" * 120_000)
+    assert tcl.stat().st_size > 3_000_000
     proc = _scan_cli(tcl)
     assert proc.returncode in (0, 1), proc.stderr
 
