@@ -20,13 +20,12 @@ demo: $(STAMP)
 	@echo "== triage scan: an hls4ml synthesis report with Bonded IOB over 100 % =="
 	-$(BIN)/triage scan fixtures/corpus/hls/cases/002-hls4ml-fixture-vivado_synth-bonded-iob-307pct.rpt --no-store
 	@rm -f $(DEMO_DB)
-	@for f in fixtures/corpus/logs/hls4ml/*.log fixtures/corpus/logs/vivado/*.log fixtures/corpus/dfc/cases/0[0-4]*.log; do \
-		$(BIN)/triage scan "$$f" --db $(DEMO_DB) --label "$$(basename $$f | cut -d- -f2)" --format json > /dev/null 2>&1 || true; \
-	done
-	$(BIN)/triage report --last --db $(DEMO_DB) --out reports/demo-run.html
-	$(BIN)/triage nightly --db $(DEMO_DB) --since 3650d --out reports/
 	@echo
-	@echo "HTML reports written: $(CURDIR)/reports/demo-run.html and $(CURDIR)/reports/index.html"
+	@echo "== a compile farm's history: eight jobs over six nights, ingested from JSON documents dated by 'created' =="
+	$(BIN)/python demo/history.py $(DEMO_DB) reports/
+	$(BIN)/triage report --last --db $(DEMO_DB) --out reports/demo-run.html
+	@echo
+	@echo "HTML reports written: $(CURDIR)/reports/index.html (one nightly page per night, each run's own page in reports/runs/) and $(CURDIR)/reports/demo-run.html"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

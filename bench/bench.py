@@ -216,10 +216,10 @@ class Bench:
             for name in commands:
                 times[name] = []
             for i in range(rounds):
-                for name, cmd in commands.items():
+                for k, (name, cmd) in enumerate(commands.items()):
                     env = {**self.env, "TRIAGE_MATCHER": matcher}
-                    if cold:
-                        env["TRIAGE_CACHE_DIR"] = str(self.work / f"cold-{matcher}-{i}-{len(times[name])}")
+                    if cold:  # an empty cache for every command of every round: each pays its own cold start
+                        env["TRIAGE_CACHE_DIR"] = str(self.work / f"cold-{matcher}-{i}-{k}")
                     times[name].append(measure(cmd, env, self.work / "startup.out", self.root))
             for name, rs in times.items():
                 if name == "python -c pass" and matcher != self.matchers[0]:

@@ -86,3 +86,36 @@ def test_screenshot_is_written(pages, page):  # type: ignore[no-untyped-def]
 def test_html5lib_is_the_parser() -> None:
     # guard: the DOM checks above rely on html5lib's WHATWG parsing, as a browser would parse
     assert html5lib.__version__ and shutil.which(CHROMIUM) is not None
+
+
+@pytest.fixture(scope="module")
+def history_pages(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """The demo's run history (eight jobs, six nights) as the nightly writes it: pages, run pages, index."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("demo_history", root / "demo" / "history.py")
+    history = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(history)  # type: ignore[union-attr]
+    tmp = tmp_path_factory.mktemp("history")
+    packs = load_packs()
+    store = open_store(tmp / "farm.db")
+    history.build_history(store, packs)
+    last = history.write_pages(store, tmp / "reports", packs)
+    store.close()
+    return tmp, last
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_nightly_of_a_history_renders_at_laptop_and_phone_width(history_pages, width):  # type: ignore[no-untyped-def]
+    tmp, last = history_pages
+    png = tmp / f"nightly-{width}.png"
+    proc = chromium(tmp, last.as_uri(), f"--screenshot={png}", f"--window-size={width},2400", "--hide-scrollbars")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [line for line in proc.stderr.splitlines() if CONSOLE.search(line)] == []
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000
+    # the width was honoured: the PNG header carries it
+    assert int.from_bytes(data[16:20], "big") == width
+    dumped = dom(chromium(tmp, last.as_uri(), f"--window-size={width},2400", "--dump-dom").stdout)
+    assert find_all(dumped, "tr", "job") and by_id(dumped, "regressed") is not None

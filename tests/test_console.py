@@ -5,8 +5,9 @@ Two kinds of test:
   lone id, `path:line`, path or URL that is wider than the screen by itself), every finding's id and
   `path:line` whole on one line, no trailing spaces;
 - golden files: a few real scan results, frozen as JSON in tests/data/console/, rendered exactly. They do
-  not move when the packs change. `TRIAGE_UPDATE_GOLDENS=1 pytest tests/test_console.py` rescans the
-  fixtures and rewrites both the JSON and the expected text.
+  not move when the packs change. `TRIAGE_UPDATE_GOLDENS=1 pytest tests/test_console.py` rewrites the
+  expected text from the frozen results (freezing a new golden's result first); `TRIAGE_UPDATE_GOLDENS=rescan`
+  also rescans every golden's fixture with today's packs.
 """
 
 from __future__ import annotations
@@ -25,23 +26,32 @@ from triage.console import (print_cause, print_cause_table, print_result, print_
 from triage.formats import result_dict
 from triage.model import Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from triage.scan import WarningLog, scan_sources
+from triage.tables import Column, print_table
 from triage.sources import discover
 from triage.store import result_from_doc
 
 from .conftest import CORPUS, PUBLIC, ROOT, corpus
 
 DATA = Path(__file__).parent / "data" / "console"
-UPDATE = os.environ.get("TRIAGE_UPDATE_GOLDENS") == "1"
+UPDATE = os.environ.get("TRIAGE_UPDATE_GOLDENS") in ("1", "rescan")
+RESCAN = os.environ.get("TRIAGE_UPDATE_GOLDENS") == "rescan"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SCREENS = [(80, False), (80, True), (120, False), (120, True)]
 SCREEN_IDS = ["80-pipe", "80-tty", "120-pipe", "120-tty"]
 
-# Real fixtures whose results are frozen for the golden files: a DFC root cause that explains a generic
-# wrapper, a DFC crash with an error line nothing explains, and a passed compile with warnings and notes.
+# Real fixtures whose results are frozen for the golden files, from each toolchain: a DFC root cause that
+# explains a generic wrapper, a DFC crash with an error line nothing explains, a passed DFC compile with
+# warnings and notes; Vivado HLS C++ errors under two generic wrappers, a long reference URL and notes; a
+# Vivado implementation with an unexplained CRITICAL WARNING and the tool's own advice; FINN with
+# references wider than 80 columns and a traceback nobody explains; HailoRT with repeated status checks.
 GOLDEN = {
     "dfc-partition": "dfc/cases/043-",
     "dfc-concat-unexplained": "dfc/cases/044-",
     "dfc-passed-warnings": "logs/dfc/402-",
+    "hls-cxx-errors": "hls/002-AbhirupDas04-",
+    "vivado-advice": "vivado/058-ATaylorCEngFIET-",
+    "finn-unexplained": "finn/005-Xilinx-",
+    "hailort-device-in-use": "hailort/030-irivvision-",
 }
 
 
@@ -71,6 +81,8 @@ def check_layout(text: str, result: ScanResult, width: int) -> None:
             assert f"{ev.path}:{ev.line}" in whole, f"{ev.path}:{ev.line} not whole on one line"
     for u in result.unexplained[:30]:
         assert f"{u.path}:{u.line}" in whole
+        if u.advice and u.message_id and u.message_id not in u.advice:  # the id the advice is tagged with
+            assert any(f"[{u.message_id}]" in line for line in lines), u.message_id
 
 
 def scan(path: Path) -> ScanResult:
@@ -109,10 +121,17 @@ def test_every_real_fixture_fits_the_screen_in_full(scanned, width, tty) -> None
             check_layout(render(result, width, tty, verbose=True), result, width)
 
 
+def _golden_fixture(rel: str) -> Path:
+    """A real fixture by a unique prefix of its path below fixtures/corpus or fixtures/public."""
+    hits = sorted(p for root in (CORPUS, PUBLIC) for p in root.glob(rel + "*") if not p.name.endswith(".expected.yaml"))
+    assert len(hits) == 1, f"{rel}: {hits}"
+    return hits[0]
+
+
 def frozen(name: str) -> ScanResult:
     path = DATA / f"{name}.json"
-    if UPDATE:
-        fixture = corpus(GOLDEN[name])
+    if UPDATE and (RESCAN or not path.exists()):
+        fixture = _golden_fixture(GOLDEN[name])
         cwd = Path.cwd()
         os.chdir(fixture.parent)  # the paths a user in that folder would type
         try:
@@ -278,6 +297,16 @@ def test_packs_list_never_breaks_an_id(packs, width, tty) -> None:
         assert all(len(x) <= width for x in lines)
         titles = " ".join(" ".join(lines).split())
         assert all(" ".join(c.title.split()) in titles for c in causes)
+
+
+def test_a_stacked_row_with_no_text_adds_no_blank_line() -> None:
+    # `runs list` on an 80-column terminal: the whole columns fill the width, labels go below their row;
+    # a run without a label gets no line below it
+    columns = [Column("id", whole=True), Column("top finding", whole=True), Column("label")]
+    rows = [["1", "dfc/optimization-level-1-less-data" + "-x" * 20, ""], ["2", "dfc/gpu-selected" + "-x" * 25, "nightly"]]
+    lines = printed(lambda console: print_table(console, columns, rows), width=80, tty=True)
+    assert all(x.strip() for x in lines), lines
+    assert [x.split()[0] for x in lines] == ["id", "1", "2", "nightly"]
 
 
 def test_kb_search_table_in_a_pipe(packs) -> None:

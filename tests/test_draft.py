@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from triage import load_packs, scan_paths
 from triage.cli import app
-from triage.draft import (Origin, derive_regex, draft_from_store, draft_line, header_lines, suggest_title,
-                          write_draft)
+from triage.draft import (Origin, _exception_line, _refuse_traceback_header, derive_regex, draft_from_store,
+                          draft_from_text, draft_line, header_lines, suggest_title, write_draft)
 from triage.errors import InputError, PackError
 from triage.fingerprint import MESSAGE_ID, fingerprint, normalise
 from triage.goldens import test_goldens as run_goldens
@@ -190,6 +190,9 @@ def test_cli_draft_backtest_fill_and_retriage(tmp_path: Path) -> None:
                  "--db", db)
     assert tested.exit_code == 0, tested.stdout[-2000:]
     assert "1/1 goldens match" in tested.stdout and "hides: no cause" in tested.stdout
+    table = tested.stdout.split("Causes: fixtures hit", 1)[1].split(" match examples", 1)[0]
+    rows = [line.split() for line in table.splitlines() if re.match(r"[a-z0-9_]+/\S+\s", line)]
+    assert rows == [["dfc/indexerror-tuple-index-out-of-range", "error", "1", "0"]]  # the draft alone
     retriaged = cli("retriage", "--packs", str(drafts), "--db", db, "--json")
     assert json.loads(retriaged.stdout)[0]["added"] == ["dfc/indexerror-tuple-index-out-of-range"]
 
@@ -202,6 +205,28 @@ def test_cli_draft_from_pasted_text_prints_the_yaml(tmp_path: Path) -> None:
     assert r"""- regex: '\[Synth 8-9999\] port ''(?P<port>[^'']+)'' of module ''(?P<module>[^'']+)'' is unconnected'""" \
         in out.stdout
     assert not (tmp_path / "triage-drafts").exists()
+
+
+@pytest.mark.parametrize(("fixture", "line", "namespace", "tool"), [
+    ("hailort/030-irivvision-", 4, "hailort/", "hailort"),  # `[HailoRT] [error] ...`: a detection rule
+    ("hls/cases/005-", None, "hls/", "hls"),  # `[XFORM 203-504]`: a message id only the HLS tools print
+    ("vivado/080-pulp-platform-", None, "vivado/", "vivado"),  # `[Place 30-574]`: Vivado's
+])
+def test_pasted_text_names_its_tool(fixture, line, namespace, tool, bare_packs) -> None:
+    path = _any_fixture(fixture)
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    text = lines[line - 1] if line else next(x for x in lines if x.startswith("ERROR: ["))
+    draft = draft_from_text(text, bare_packs)
+    assert draft.cause_id.startswith(namespace) and draft.tool == tool
+    assert draft_from_text(text, bare_packs, tool="finn").cause_id.startswith("finn/")  # --tool wins
+    assert draft_from_text("IndexError: tuple index out of range", bare_packs).cause_id.startswith("site/")
+
+
+def _any_fixture(rel: str) -> Path:
+    from .conftest import PUBLIC
+
+    (hit,) = [p for root in (CORPUS, PUBLIC) for p in root.glob(rel + "*") if not p.name.endswith(".expected.yaml")]
+    return hit
 
 
 def test_nightly_page_offers_the_draft_command(tmp_path: Path, packs) -> None:
@@ -222,3 +247,47 @@ def test_a_line_with_nothing_stable_is_a_clear_error(bare_packs) -> None:
     with pytest.raises(InputError, match="cannot draft a signature from 'ERROR: \\[Hs'") as err:
         draft_line(Origin("ERROR: [Hs", fingerprint("ERROR: [Hs"), tool="vivado"), bare_packs)  # a real line, cut off
     assert "--line N" in (err.value.hint or "")
+
+
+def test_a_traceback_header_is_not_drafted(tmp_path: Path, bare_packs) -> None:
+    # real FINN logs: 009's second (chained) traceback is cut before its exception line; 005's ends at line 13
+    cut = _any_fixture("finn/009-Xilinx-")
+    with open_store(tmp_path / "runs.db") as store:
+        for path in (cut, _any_fixture("finn/005-Xilinx-")):
+            store.record_run(scan_paths([str(path)], bare_packs), packs=bare_packs, dimensions={"label": path.name[:3]},
+                             duration_s=0.1, logs=LogKeeper())
+        (header,) = [u for u in store.run(1)["result"]["unexplained"] if "Traceback" in u["text"]]
+        with pytest.raises(InputError, match="first line of a Python traceback") as err:
+            draft_from_store(store, bare_packs, fingerprint_=header["fingerprint"])
+        assert "--text" in (err.value.hint or "")  # nothing below it to point at
+        # a header stored while its exception line is in the kept log: the hint names that line
+        with pytest.raises(InputError) as err:
+            _refuse_traceback_header(store, Origin("Traceback (most recent call last):", "fp", 2, str(_any_fixture(
+                "finn/005-Xilinx-")), 2))
+        assert err.value.hint.endswith("triage kb draft --run 2 --line 13")
+    text = cut.read_text(encoding="utf-8")
+    assert _exception_line(text.splitlines(), 1) == (4, text.splitlines()[3].strip())  # FileNotFoundError: ...
+    assert _exception_line(text.splitlines(), 8) is None
+    pasted = draft_from_text(text, bare_packs, tool="finn")  # a pasted traceback: its exception line
+    assert pasted.match == [text.splitlines()[3].strip()]
+
+
+def test_views_offer_no_draft_for_a_traceback_header(tmp_path: Path, packs) -> None:
+    from rich.console import Console
+
+    from triage.console import unexplained_lines
+    from triage.report import build_nightly_context, render_nightly
+
+    now = datetime.now(timezone.utc)
+    result = scan_paths([str(_any_fixture("finn/009-Xilinx-"))], packs)  # a real traceback cut before its end
+    (header,) = [u for u in result.unexplained if "Traceback" in u.text]
+    with open_store(tmp_path / "runs.db") as store:
+        store.record_run(result, packs=packs, dimensions={"label": "n"}, duration_s=0.1, logs=LogKeeper(),
+                         created=now - timedelta(hours=1))
+        html = render_nightly(build_nightly_context(store, now - timedelta(days=1), now, now=now, packs=packs,
+                                                    version="test"))
+    assert f'data-fingerprint="{header.fingerprint}"' in html
+    assert f"triage kb draft {header.fingerprint}" not in html and "draft from its exception line" in html
+    shown = " ".join(line.plain for line in unexplained_lines(Console(width=80), result.unexplained, drafts=True))
+    assert f"triage kb draft {header.fingerprint}" not in shown
+    assert all(f"triage kb draft {u.fingerprint}" in shown for u in result.unexplained if u is not header)

@@ -261,8 +261,11 @@ def test_github_one_annotation_per_finding(result, packs):
     lines = render(result, "github", packs).splitlines()
     flat = result.all_findings()
     level = {"error": "error", "warning": "warning", "info": "notice"}
+    explained = {sub.id for f in result.findings for sub in f.explained}
+    assert explained  # the fixture has a root cause that explains a wrapper
     for f, line in zip(flat, lines):
-        assert line.startswith(f"::{level[f.severity]} ")
+        # what a root cause explains is a notice: it must not take one of GitHub's 10 error slots
+        assert line.startswith(f"::{'notice' if f.id in explained else level[f.severity]} ")
         head, message = line[2:].split("::", 1)
         props = dict(p.split("=", 1) for p in head.split(" ", 1)[1].split(","))
         path, no = f.first_line
@@ -274,6 +277,22 @@ def test_github_one_annotation_per_finding(result, packs):
     rest = lines[len(flat):]
     assert len(rest) == min(len(result.unexplained), 10)
     assert all(line.startswith("::warning file=") for line in rest)
+
+
+def test_ci_formats_carry_the_tools_advice_for_an_unexplained_line(packs):
+    # a real Vivado run: `[Common 17-55] 'get_property' expects at least one object`, which no cause explains,
+    # and the `Resolution:` line Vivado printed below it
+    result = scan_paths([rel(FIXTURES / "public/vivado/058-ATaylorCEngFIET-Hackster-no-clocks-specified-impl-runme.log")],
+                        packs)
+    (u,) = result.unexplained
+    assert u.advice and u.advice.startswith("If [get_<value>] was used")
+    said = f"Common 17-55 advises: {u.advice}"
+    (annotation,) = [x for x in render(result, "github", packs).splitlines() if "line=51," in x]
+    assert _unescape(annotation.split("::", 2)[2]).endswith("\n\n" + said)
+    sarif = json.loads(render(result, "sarif", packs))
+    (res,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "triage/unexplained-error-line"]
+    assert res["message"]["text"].endswith("\n\n" + said)
+    assert said in "".join(ET.fromstring(render(result, "junit", packs)).itertext())
 
 
 # ---------------------------------------------------------------------------------------------------------

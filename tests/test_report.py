@@ -209,11 +209,13 @@ def test_metrics_bars_mark_100_percent_and_flag_overuse():  # type: ignore[no-un
     assert set(rows) == {"LUT", "DSP"}
     assert "level-over" in classes(rows["DSP"]) and "level-ok" in classes(rows["LUT"])
     assert text(find_all(rows["DSP"], "td", "pct")[0]) == "200.0 %"
-    # scale is 0-200 %: the 100 % line sits in the middle of the 300-wide bar; LUT fills a quarter
-    mark = find_all(rows["LUT"], "line", "mark")[0]
-    assert float(mark.get("x1")) == 150.0
-    fill = find_all(rows["LUT"], "rect", "fill-ok")[0]
-    assert float(fill.get("width")) == 75.0
+    # the scale is 0-100 % whatever the largest figure: LUT at 50 % fills half the 300-wide bar, DSP at
+    # 200 % fills it and gets an overflow mark with its absolute figures
+    assert float(find_all(rows["LUT"], "rect", "fill-ok")[0].get("width")) == 150.0
+    assert not find_all(rows["LUT"], "polygon", "overflow")
+    assert float(find_all(rows["DSP"], "rect", "fill-over")[0].get("width")) == 300.0
+    assert find_all(rows["DSP"], "polygon", "overflow")
+    assert text(find_all(rows["DSP"], "span", "over-note")[0]) == "200.0 %: 300 used of 150"
     assert [text(r[0]) for r in find_all(root, "tr", "negative")] == ["WNS"]
 
 

@@ -113,6 +113,15 @@ def test_traceback_header_explained_by_the_exception_below(packs) -> None:
     assert not any("Traceback" in u.text for u in r.unexplained)
 
 
+def test_traceback_and_its_unexplained_exception_line_are_one_entry(packs) -> None:
+    # a real FINN build: the traceback ends in `subprocess.CalledProcessError: ...`, which no cause explains
+    r = scan_paths([str(FIXTURES / "public/finn/005-Xilinx-finn-32-cannot-stat-bitfile.log")], packs)
+    assert [(u.line, u.text.split(":", 1)[0]) for u in r.unexplained] == [(13, "subprocess.CalledProcessError")]
+    # a traceback cut before its exception line keeps its header: it is all there is
+    r = scan_paths([str(FIXTURES / "public/finn/009-Xilinx-finn-927-stitched-ip-all-verilog-srcs-missing.log")], packs)
+    assert [u.line for u in r.unexplained if "Traceback" in u.text] == [8]
+
+
 def test_several_inputs_form_one_run_and_parallel_equals_serial(packs) -> None:
     paths = [str(corpus("dfc/cases/043-")), str(corpus("hls/cases/005-")), str(corpus("logs/hls/013-"))]
     serial = scan_paths(paths, packs, jobs=1)

@@ -109,6 +109,7 @@ def scan(
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the run.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Record the run even if identical inputs were stored.")] = False,
     keep_log: Annotated[bool, typer.Option("--keep-log/--no-keep-log", help="Keep the scanned text (compressed) in the store.")] = True,
+    embed_log: Annotated[bool, typer.Option("--embed-log", help="--format json: carry the scanned text (zstd, base64, first 50 MiB) so `ingest` can keep it for retriage.")] = False,
     allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Accept empty input (else: exit 2, nothing stored).")] = False,
     label: Annotated[Optional[str], typer.Option(help="Dimension: a label for this build (e.g. the job name).")] = None,
     model: Annotated[Optional[str], typer.Option(help="Dimension: the model being compiled.")] = None,
@@ -134,16 +135,19 @@ def scan(
     pack_set = load_packs(packs or [])
     dims = dimensions(label=label, model=model, branch=branch, commit=commit, device=device)
     store = None if no_store else StoreOptions(db=db, force=force, keep_log=keep_log, dimensions=dims)
+    if embed_log and fmt is not Format.json:
+        raise TriageError("--embed-log needs --format json", hint="the text travels inside the JSON document for `triage ingest`")
     streams = _Streams(fmt, output, tee, pack_set, dims, fail_on.value,
                        folders=any(p != "-" and Path(p).is_dir() for p in paths), quiet=quiet, verbose=verbose)
     if html is not None:
         from .files import check_writable
 
         check_writable(html, make_parents=True)
+    streams.embed_log = embed_log
     try:
         outcome = run_scan(paths, pack_set, warn=_warn, jobs=_jobs(jobs), store=store,
                            on_finding=streams.finding_callback(), sinks=streams.sinks(), prepare=streams.prepare,
-                           allow_empty=allow_empty)
+                           allow_empty=allow_empty, keep_logs=embed_log)
     except BaseException:
         streams.abort()
         raise
@@ -258,7 +262,8 @@ class _Streams:
             from .store import scan_document
 
             doc = scan_document(result, dimensions=self.dims, packs=self.packs, keeper=outcome.keeper,
-                                duration_s=outcome.duration_s, created=outcome.created)
+                                duration_s=outcome.duration_s, created=outcome.created,
+                                embed_logs=getattr(self, "embed_log", False))
             text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         else:
             from .outputs import render
@@ -317,18 +322,19 @@ def packs_test(
     from .console import print_packs_test
     from .goldens import test_goldens
 
+    from .packs import pack_files
+
     pack_set = load_packs(packs or [])
     report = test_goldens(pack_set, fixtures, update=update_goldens)
     console = Console(highlight=False)
-    print_packs_test(console, pack_set, report)
+    mine = {p.name for p in pack_files(packs or [])}
+    focus = sorted(cid for cid, c in pack_set.causes.items() if c.source.rsplit(":", 1)[0] in mine)
+    print_packs_test(console, pack_set, report, only=set(focus) if packs else None)
     if against_db:
         from .backtest import backtest
         from .console import print_backtest
-        from .packs import pack_files
         from .store import default_db_path, open_store
 
-        mine = {p.name for p in pack_files(packs or [])}
-        focus = sorted(cid for cid, c in pack_set.causes.items() if c.source.rsplit(":", 1)[0] in mine)
         with open_store(db or default_db_path(), create=False) as store:
             bt = backtest(store, pack_set, focus)
         console.print()

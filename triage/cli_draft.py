@@ -25,7 +25,8 @@ def draft(
     line: Annotated[Optional[int], typer.Option("--line", metavar="N", help="With --run: the line number of that line.")] = None,
     path: Annotated[Optional[str], typer.Option("--path", help="With --run: the input the line is in (when several).")] = None,
     text: Annotated[Optional[str], typer.Option("--text", help="A pasted line to draft from instead ('-' reads stdin).")] = None,
-    tool: Annotated[Optional[str], typer.Option(help="With --text: the tool (dfc, vitis_hls, vivado, ...) for the id.")] = None,
+    tool: Annotated[Optional[str], typer.Option(help="With --text: the tool (dfc, vitis_hls, vivado, ...) for the id; "
+                                                                "else read from the text.")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the draft, not loaded until given with --packs.")] = DRAFTS,
     force: Annotated[bool, typer.Option("--force", help="Replace a draft with the same id.")] = False,
     show: Annotated[bool, typer.Option("--print", help="Print the drafted YAML instead of writing files.")] = False,

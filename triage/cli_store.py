@@ -117,11 +117,55 @@ def runs_show(
     print_run(_out(), run)
 
 
+@runs_app.command("log")
+def runs_log(
+    run_id: Annotated[int, typer.Argument(metavar="ID", min=1, max=MAX_ID, help="Run id (see `triage runs list`).")],
+    number: Annotated[Optional[int], typer.Option("--input", min=1, metavar="N", help="Which input (1, 2, ...), when the run has several.")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Print a run's kept log, as it was scanned.
+
+    The text is decompressed and written unchanged; --input chooses among several inputs.
+    """
+    with _store.open_store(_db(db), create=False) as store:
+        path, stream, truncated = store.input_log(run_id, number)
+    with stream:
+        out = sys.stdout.buffer
+        while chunk := stream.read(1 << 20):
+            out.write(chunk)
+        out.flush()
+    if truncated:
+        sys.stderr.write(f"warning: {path}: only its first {_store.DEFAULT_LOG_CAP >> 20} MiB were kept\n")
+
+
+@runs_app.command("prune")
+def runs_prune(
+    older_than: Annotated[str, typer.Option("--older-than", metavar="AGE", help="Delete runs created before this: 90d, 12w, or a date.")],
+    keep_failed: Annotated[bool, typer.Option("--keep-failed", help="Keep failed runs whatever their age.")] = False,
+    as_json: JsonOpt = False,
+    db: DbOpt = None,
+) -> None:
+    """Delete old runs, then shrink the database.
+
+    A pruned run goes with its findings, evidence and kept logs; VACUUM then returns the space.
+    """
+    with _store.open_store(_db(db), create=False) as store:
+        outcome = store.prune(older_than, keep_failed=keep_failed)
+    if as_json:
+        _dump({"removed": outcome.removed, "bytes_before": outcome.bytes_before, "bytes_after": outcome.bytes_after})
+        return
+    from rich.text import Text  # noqa: PLC0415
+
+    _out().print(Text(f"{outcome.removed} run{'' if outcome.removed == 1 else 's'} removed; database "
+                      f"{outcome.bytes_before / 1e6:,.1f} MB -> {outcome.bytes_after / 1e6:,.1f} MB"))
+
+
 def ingest(
     files: Annotated[list[Path], typer.Argument(help="Results written by `triage scan --format json`.")],
     force: Annotated[bool, typer.Option("--force", help="Store again even when the same run is already stored.")] = False,
     as_json: JsonOpt = False,
     db: DbOpt = None,
+    packs: PacksOpt = None,
 ) -> None:
     """Store scan results made elsewhere, such as by CI jobs.
 
@@ -129,7 +173,9 @@ def ingest(
     reported (error, field, file) and stores nothing, the others are stored; the exit code is then 2."""
     outcomes: list[tuple[Path, _store.RecordOutcome]] = []
     rejected: list[TriageError] = []
+    pack_set = load_packs(packs or [])
     with _store.open_store(_db(db)) as store:
+        store.sync_causes(pack_set)  # the knowledge the findings refer to, as in a database `scan` writes
         for path in files:
             try:
                 outcomes.append((path, store.ingest_file(path, force=force)))

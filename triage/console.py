@@ -200,11 +200,14 @@ def _reference_lines(references: list[str], width: int, limit: int | None, cause
     if not shown:
         return []
     if all(len("  see: ") + ref.cell_len <= width for ref in shown):
-        out = [Text("  see: " if n == 0 else "       ") + ref for n, ref in enumerate(shown)]
+        indent = "       "
+        out = [Text("  see: " if n == 0 else indent) + ref for n, ref in enumerate(shown)]
     else:
-        out = [Text("  see:"), *(token_line("    ", ref, width) for ref in shown)]
+        indent = "    "
+        out = [Text("  see:"), *(token_line(indent, ref, width) for ref in shown)]
     if len(references) > len(shown):
-        out.append(Text(f"       … {len(references) - len(shown)} more: triage kb show {cause_id}", "dim"))
+        more = _plain(f"triage kb show {cause_id}", "dim")
+        out.append(token_line(f"{indent}… {len(references) - len(shown)} more: ", more, width))
     return out
 
 
@@ -227,7 +230,8 @@ def one_line(f: Finding, width: int, prefix: str = "  ") -> list[Text]:
 # a scan result
 
 
-def _run_header(result: ScanResult) -> Text:
+def _run_header(result: ScanResult) -> list[Text | tuple[str, Text]]:
+    """`triage dfc 3.29.0 · hailo8l · phase compile · 412 lines in 1 input`, as parts no line break splits."""
     run = result.run
     line = Text("triage ", style="bold")
     parts = [run.tool + (f" {run.tool_version}" if run.tool_version else "")]
@@ -237,8 +241,7 @@ def _run_header(result: ScanResult) -> Text:
         parts.append(f"phase {run.phase}")
     lines, inputs = sum(i.lines for i in run.inputs), len(run.inputs)
     parts.append(f"{lines:,} line{'' if lines == 1 else 's'} in {inputs} input{'' if inputs == 1 else 's'}")
-    line.append(clean(" · ".join(parts)))
-    return line
+    return [line + _plain(parts[0]), *(_plain(p) for p in parts[1:])]
 
 
 def print_result(console: Console, result: ScanResult, *, verbose: bool = False, duration_s: float | None = None,
@@ -248,7 +251,7 @@ def print_result(console: Console, result: ScanResult, *, verbose: bool = False,
     unexplained line the `triage kb draft` command (by its fingerprint) that starts a pack entry for it."""
     result = for_terminal(result)
     width = console.width
-    _out(console, wrap(console, _run_header(result), width, 4))
+    _out(console, flow(_run_header(result), width, indent=4))
     major = [f for f in result.findings if verbose or not is_minor(f)]
     minor = [f for f in result.findings if not verbose and is_minor(f)]
     for f in major:
@@ -278,6 +281,8 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
                       drafts: bool = False) -> list[Text]:
     """`path:line ×count  text…` per line (the text gets the width and is cut), the tool's advice below
     (and with `drafts`, the command that drafts a pack entry from it)."""
+    if drafts:
+        from .draft import draftable
     width = console.width
     n = len(items)
     out = [Text(f"{n} error line{'s' if n != 1 else ''} no known cause explains:", "bold")]
@@ -291,21 +296,26 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
         else:  # the location leaves too little: the text gets a line of its own below it
             out.append(token_line("  ", loc, width, count))
             out.append(Text("      ") + cut(text, width - 6))
-        advice = advice_of(u)
-        if advice:  # the tool's own advice printed with the line (Resolution:, the first HailoRT error, ...)
-            out.extend(wrap(console, _plain(advice), min(width, PROSE_WIDTH), 12, first=Text("      advice: ", "green")))
-        if drafts and u.fingerprint:
+        if u.advice:  # the tool's own advice printed with the line (Resolution:, the first HailoRT error, ...)
+            out.extend(_advice_lines(console, u, min(width, PROSE_WIDTH)))
+        if drafts and u.fingerprint and draftable(u.text):
             out.append(token_line("      draft: ", _plain(f"triage kb draft {u.fingerprint}", "dim"), width))
     if limit is not None and n > limit:
         out.append(Text(f"  … and {n - limit} more (-v shows them all, --format json has each one)", "dim"))
     return out
 
 
-def advice_of(u: Unexplained) -> str | None:
-    """The tool's own advice printed near an unexplained line, with its message id, when the scan found it."""
-    if not u.advice:
-        return None
-    return f"{u.advice} [{u.message_id}]" if u.message_id and u.message_id not in u.advice else u.advice
+def _advice_lines(console: Console, u: Unexplained, width: int) -> list[Text]:
+    """`advice: <the tool's advice> [message id]`, the prose wrapped; the id (which a reader greps for) is
+    never broken: it ends the last line when it fits there, else it takes a line of its own."""
+    lines = wrap(console, _plain(u.advice or ""), width, 14, first=Text("      advice: ", "green"))
+    if u.message_id and u.message_id not in (u.advice or ""):
+        tag = _plain(f"[{u.message_id}]")
+        if lines[-1].cell_len + 1 + tag.cell_len <= width:
+            lines[-1] = _cat(lines[-1], " ", tag)
+        else:
+            lines.append(token_line(" " * 14, tag, width))
+    return lines
 
 
 def _plural(n: int, word: str) -> str:
@@ -446,12 +456,16 @@ def print_search(console: Console, query: str, rows: list[dict]) -> None:  # typ
                   _plain(str(r["title"]))] for r in rows])
 
 
-def print_packs_test(console: Console, packs, report) -> None:  # type: ignore[no-untyped-def]
-    """Per-cause hits on failing vs clean fixtures, then every golden mismatch."""
+def print_packs_test(console: Console, packs, report,  # type: ignore[no-untyped-def]
+                     only: set[str] | None = None) -> None:
+    """Per-cause hits on failing vs clean fixtures, then every golden mismatch. `only`: the causes of the
+    packs the author passed with --packs (the built-in ones they load beside are not listed)."""
     report = for_terminal(report)
-    console.print(Text("Causes: fixtures hit", "bold"))
+    console.print(Text("Causes: fixtures hit" + (" (the causes of --packs)" if only is not None else ""), "bold"))
     rows = []
     for cid, cause in sorted(packs.causes.items()):
+        if only is not None and cid not in only:
+            continue
         s = report.stats.get(cid)
         clean_hits = s.clean if s else 0
         style = "bold red" if clean_hits and cause.severity == "error" else ""
@@ -493,7 +507,8 @@ def print_metrics(console: Console, result: ScanResult, limit: int = METRICS_VER
                           Column("%", whole=True, justify="right")], rows)
     if len(result.metrics) > limit:
         more = "-v shows more, " if limit < METRICS_VERBOSE else ""
-        console.print(Text(f"… {len(result.metrics) - limit} more metrics ({more}--format json has all)", style="dim"))
+        console.print(Text(f"… {_plural(len(result.metrics) - limit, 'more metric')} ({more}--format json has all)",
+                           style="dim"))
 
 
 def _num(value: float | None) -> str:

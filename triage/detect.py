@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import regex
 
+from .advice import message_id
 from .literals import gate_literals
 
 
@@ -173,6 +174,26 @@ class Detection:
     def completed(self) -> bool:
         """The last phase reached also finished: the tool ran to its end."""
         return self.phase is not None and self.ended
+
+
+# Message-id prefixes only the HLS tools print (`[XFORM 203-504]`); other prefixes are Vivado's (`[Synth 8-439]`).
+HLS_MESSAGE_PREFIXES = frozenset({"HLS", "XFORM", "SCHED", "BIND", "SYN", "RTGEN", "SIM", "COSIM", "IMPL",
+                                  "ANALYSIS", "RTMG", "VHDL", "VLOG", "APCC", "LIC"})
+
+
+def tool_of_text(text: str) -> str | None:
+    """The tool a few pasted lines come from: by the detection rules, else by a message id's prefix
+    (`hls` for an HLS tool's, `vivado` for any other); None when nothing says."""
+    detection = Detection()
+    for rule in compile_rules():
+        for m in rule.compiled.finditer(text[:100_000]):
+            detection.feed(rule.rule, m.groupdict())
+    if detection.tool != "unknown":
+        return detection.tool
+    msgid = message_id(text)
+    if msgid is None:
+        return None
+    return "hls" if msgid.split(" ", 1)[0] in HLS_MESSAGE_PREFIXES else "vivado"
 
 
 # Phases whose end the logs mark: only those can be reported as cut short (a runtime log has no end marker).

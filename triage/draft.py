@@ -14,6 +14,7 @@ import difflib
 import hashlib
 import io
 import re
+import shlex
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -277,7 +278,10 @@ def suggest_title(line: str) -> str:
     title = re.sub(r"([(\[]) *… *([)\]])", r"\1…\2", title)
     if len(title) > TITLE_CHARS:
         title = title[:TITLE_CHARS].rsplit(" ", 1)[0] + " …"
-    title = (title[:1].upper() + title[1:]) if title else "Unexplained error"
+    first = title.split(" ", 1)[0]
+    if not regex.search(r"[._/\\\d]|[a-z][A-Z]", first):  # an identifier (`subprocess.Popen`) keeps its case
+        title = title[:1].upper() + title[1:]
+    title = title or "Unexplained error"
     return f"{title} ({msgid})" if msgid else title
 
 
@@ -340,14 +344,17 @@ def draft_line(origin: Origin, packs: PackSet, examples: Iterable[str] = (), no_
 
 
 def draft_from_text(text: str, packs: PackSet, tool: str | None = None) -> Draft:
-    """A draft from pasted text: its first error-looking line (else its first non-empty line)."""
+    """A draft from pasted text: its first error-looking line (else its first non-empty line). Without
+    `tool`, the tool is read from the text (`[HailoRT]`, a banner, a message id) for the id's namespace."""
+    from .detect import tool_of_text
     from .scan import ERROR_LINE
 
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise InputError("no text to draft from", hint="paste the error line: triage kb draft --text '<line>'")
-    line = next((x for x in lines if ERROR_LINE.search(x)), lines[0])
-    origin = Origin(line.strip(), fingerprint(line), tool=tool)
+    line = next((x for x in lines if ERROR_LINE.search(x) and not TRACEBACK_HEADER.match(x)),
+                next((x for x in lines if ERROR_LINE.search(x)), lines[0]))
+    origin = Origin(line.strip(), fingerprint(line), tool=tool or tool_of_text(text))
     return draft_line(origin, packs, excerpt=text if len(lines) > 1 else None)
 
 
@@ -369,6 +376,8 @@ def draft_from_store(store: Any, packs: PackSet, *, fingerprint_: str | None = N
     first = found[0]
     origin = Origin(str(first["text"]).strip(), str(first["fingerprint"]), int(first["run_id"]), first["path"],
                     first["line"], first.get("tool"), first.get("phase"))
+    if TRACEBACK_HEADER.match(origin.text):
+        _refuse_traceback_header(store, origin)
     same = store.unexplained_lines(fingerprint=origin.fingerprint, limit=200)
     no_match = similar_lines(origin.text, passed_lines(store))
     return draft_line(origin, packs, [str(u["text"]).strip() for u in same], no_match,
@@ -422,6 +431,45 @@ def _excerpt(store: Any, origin: Origin) -> str | None:
 
 
 _CLIPPED = re.compile(r" … \(cut at \d+ characters\)$")  # the marker of `triage.display.clip`
+TRACEBACK_HEADER = re.compile(r"\s*Traceback \(most recent call last\):?\s*$")
+TRACEBACK_LINES = 300  # how far below its header a traceback's exception line is looked for
+
+
+def draftable(text: str) -> bool:
+    """False for a line `kb draft` refuses: a traceback's first line, which names no error."""
+    return not TRACEBACK_HEADER.match(text)
+
+
+def _refuse_traceback_header(store: Any, origin: Origin) -> None:
+    """A traceback's first line names no error: a cause keyed on it would claim every Python crash. Point
+    at the exception line that ends it (in the kept log) instead."""
+    found = None
+    kept = store.kept_logs(origin.run_id) if origin.run_id is not None else []
+    for path, data in kept:
+        if path == origin.path and origin.line:
+            found = _exception_line(_lines(data), origin.line)
+    where = f"{origin.path}:{origin.line}" if origin.line else origin.path
+    if found:
+        n = found[0]
+        path = f" --path {shlex.quote(origin.path)}" if len(kept) > 1 and origin.path else ""
+        hint = f"draft from the exception line that ends it: triage kb draft --run {origin.run_id} --line {n}{path}"
+    else:
+        hint = "draft from the error line that says what failed (--run ID --line N), or paste it with --text"
+    raise InputError("this line is the first line of a Python traceback, which names no error", where=where,
+                     hint=hint)
+
+
+def _exception_line(lines: Iterable[str], header: int) -> tuple[int, str] | None:
+    """(line number, text) of the exception line ending the traceback whose header is line `header`: the
+    first line after it that is not a frame (frames are indented)."""
+    for n, line in enumerate(lines, start=1):
+        if n <= header:
+            continue
+        if n > header + TRACEBACK_LINES:
+            return None
+        if line.strip() and not line[:1].isspace() and not TRACEBACK_HEADER.match(line):
+            return n, line.strip()
+    return None
 
 
 def _distinct(items: Iterable[str], limit: int) -> list[str]:

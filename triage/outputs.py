@@ -15,7 +15,9 @@ Choices made for CI readers (documented in docs/ci.md):
 - SARIF: every cause of the loaded packs is a rule; each finding is one result at its first evidence line,
   further evidence lines are related locations. Paths are made relative to the working folder (forward
   slashes); standard input is the URI `%3Cstdin%3E`.
-- GitHub: `::error` / `::warning` / `::notice` per finding, with GitHub's escaping rules.
+- GitHub: `::error` / `::warning` / `::notice` per finding, with GitHub's escaping rules. A finding that
+  another one explains is a `::notice` whatever its severity: GitHub shows at most 10 annotations of a
+  level per step, and a generic wrapper on the root cause's line would only repeat it as a second error.
 """
 
 from __future__ import annotations
@@ -254,12 +256,17 @@ def finding_report(f: Finding, explained_by: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _advice(u: Unexplained) -> str:
+    """`Common 17-55 advises: <the tool's own advice>`, or '' when the tool printed none."""
+    return f"{u.message_id or 'the tool'} advises: {u.advice}" if u.advice else ""
+
+
 def _unexplained_report(items: list[Unexplained]) -> str:
     lines = ["Error lines that no known cause explains:"]
     for u in items:
         lines.append(f"  {u.path}:{u.line}: {u.text}" + (f"  (x{u.count})" if u.count > 1 else ""))
         if u.advice:
-            lines.append(f"    {u.message_id or 'the tool'} advises: {u.advice}")
+            lines.append(f"    {_advice(u)}")
     return "\n".join(lines) + "\n"
 
 
@@ -425,7 +432,9 @@ def to_sarif(result: ScanResult, packs: PackSet, *, base_dir: str | os.PathLike[
         for u in result.unexplained:
             results.append({
                 "ruleId": UNEXPLAINED_ID, "ruleIndex": index[UNEXPLAINED_ID], "level": "warning", "kind": "review",
-                "message": {"text": f"No known cause explains: {u.text.strip()}"}, "occurrenceCount": max(1, u.count),
+                "message": {"text": f"No known cause explains: {u.text.strip()}"
+                                    + (f"\n\n{_advice(u)}" if u.advice else "")},
+                "occurrenceCount": max(1, u.count),
                 "locations": [{"physicalLocation": _physical(u.path, u.line, u.text, [], [], base_dir)}],
                 "partialFingerprints": {"triageCause/v1": f"{UNEXPLAINED_ID}:{u.fingerprint}"},
             })
@@ -486,10 +495,12 @@ def to_github(result: ScanResult, *, base_dir: str | os.PathLike[str] | None = N
             message += ["", f"Explained by {root}."]
         if f.references:
             message += ["", "See " + " ".join(f.references)]
-        out.append(github_command(GITHUB_COMMAND[f.severity], "\n".join(message), file=file, line=line or None,
+        level = "notice" if root else GITHUB_COMMAND[f.severity]
+        out.append(github_command(level, "\n".join(message), file=file, line=line or None,
                                   title=f"{f.title} [{f.id}]"))
     for u in result.unexplained[:GITHUB_MAX_UNEXPLAINED]:
-        out.append(github_command("warning", u.text.strip() + (f" (x{u.count})" if u.count > 1 else ""),
+        advice = f"\n\n{_advice(u)}" if u.advice else ""
+        out.append(github_command("warning", u.text.strip() + (f" (x{u.count})" if u.count > 1 else "") + advice,
                                   file=relative_path(u.path, base_dir), line=u.line,
                                   title="Error line no known cause explains"))
     if len(result.unexplained) > GITHUB_MAX_UNEXPLAINED:

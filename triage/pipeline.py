@@ -42,11 +42,12 @@ class ScanOutcome:
 def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, jobs: int = 1,
              store: StoreOptions | None = None, on_finding: OnFinding | None = None,
              sinks: Sequence[RawSink] = (), prepare: Callable[[list[Source]], Sequence[RawSink]] | None = None,
-             allow_empty: bool = False) -> ScanOutcome:
+             allow_empty: bool = False, keep_logs: bool = False) -> ScanOutcome:
     """Discover, scan and (when `store` is given) record the run in one transaction.
 
     `prepare` receives the discovered sources before any byte is read (e.g. to size a progress bar) and
-    may return more sinks. A run with nothing to read (no input found, or only empty ones) is an
+    may return more sinks; `keep_logs` keeps the scanned text compressed even without a store (for a
+    document that carries it, `scan --format json --embed-log`). A run with nothing to read (no input found, or only empty ones) is an
     `InputError` and is not stored, unless `allow_empty`: a CI gate must not pass on a log that never
     arrived.
     """
@@ -60,8 +61,8 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
     all_sinks = list(sinks) + list(prepare(sources) if prepare else [])
     from .store import LogKeeper
 
-    # Hashes always (the JSON document carries them for `ingest`); kept text only for the store.
-    keeper = LogKeeper(keep=store is not None and store.keep_log)
+    # Hashes always (the JSON document carries them for `ingest`); kept text for the store or the document.
+    keeper = LogKeeper(keep=keep_logs or (store is not None and store.keep_log))
     parallel = on_finding is None and not all_sinks and runs_in_parallel(sources, jobs)
     hashing = None
     if parallel:

@@ -182,20 +182,20 @@ def _metric(m: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _metrics_context(metrics: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Utilization rows get bars on a common scale (at least 0-100 %, wider when something is over)."""
+    """Utilization rows get bars on a 0-100 % scale, whatever the largest figure: a use over 100 % fills
+    the bar and gets an overflow mark, with the figure and used/available written beside it (a scale
+    stretched to 307 % made a 90 % DSP bar look small)."""
     rows = sorted((_metric(m) for m in metrics), key=lambda r: KIND_ORDER.get(r["kind"], len(KIND_ORDER)))
     bars = [r for r in rows if r["percent"] is not None]
     other = [r for r in rows if r["percent"] is None]
-    scale = max([100.0] + [min(r["percent"], 400.0) for r in bars])
     width = 300.0
     for r in bars:
-        r["bar"] = round(min(r["percent"], scale) / scale * width, 1)
+        r["bar"] = round(max(0.0, min(r["percent"], 100.0)) / 100.0 * width, 1)
         r["over"] = r["percent"] > 100.0
         r["level"] = "over" if r["over"] else ("high" if r["percent"] >= 80.0 else "ok")
     for r in other:
         r["negative"] = r["used"] is not None and r["used"] < 0
-    return {"bars": bars, "other": other, "width": width, "mark": round(100.0 / scale * width, 1),
-            "scale_text": f"{scale:.0f} %"}
+    return {"bars": bars, "other": other, "width": width, "mark": width, "scale_text": "100 %"}
 
 
 def _summary(findings: list[dict[str, Any]], unexplained: list[Any]) -> dict[str, int]:
@@ -289,10 +289,16 @@ def build_run_context(store: Any, run_id: int, *, now: datetime | None = None,
         raise StoreError(f"no run with id {run_id}", hint="`triage runs list` shows the stored runs")
     row = rows[0]
     result: dict[str, Any] = {}
-    if row.get("result_json"):
+    stored = row.get("result_json")  # databases from before the `documents` table
+    if "documents" in db.table_names():
+        for doc in db["documents"].rows_where("run_id = ?", [run_id], select="document"):
+            stored = doc["document"]
+    if stored:
         try:
-            result = json.loads(row["result_json"])
+            result = json.loads(stored)
         except ValueError:
+            result = {}
+        if not isinstance(result, dict):
             result = {}
     if not result:
         result = {
@@ -342,7 +348,7 @@ def _write(path: Path, text: str) -> Path:
 
 def _runs_between(db: Any, start: datetime, end: datetime) -> list[dict[str, Any]]:
     return list(db.query(
-        "select id, created, tool, tool_version, status, label, model, branch, part, device from runs"
+        "select id, created, tool, tool_version, status, label, model, branch, [commit], part, device from runs"
         " where created >= ? and created < ? order by created, id", [_iso(start), _iso(end)]))
 
 
@@ -357,15 +363,36 @@ def _findings_of(db: Any, run_ids: list[int]) -> list[dict[str, Any]]:
     return out
 
 
-def _sparkline(values: list[int], width: float = 120.0, height: float = 24.0) -> dict[str, Any]:
-    top = max(values) if values and max(values) > 0 else 1
+def _sparkline(values: list[int | None], scale: int | None = None, width: float = 120.0,
+               height: float = 24.0) -> dict[str, Any]:
+    """An SVG trend: every sparkline of a page on one scale (`scale`, written beside it), and a gap where
+    no run existed at all (None), so a period without runs never reads as zero."""
+    counts = [v for v in values if v is not None]
+    top = scale or max(counts + [1])
+    top = max(top, 1)
     step = width / max(len(values) - 1, 1)
-    points = [(round(i * step, 1), round(height - 2 - (v / top) * (height - 4), 1)) for i, v in enumerate(values)]
+    segments: list[list[tuple[float, float]]] = []
+    current: list[tuple[float, float]] = []
+    points_all: list[tuple[float, float]] = []
+    for i, v in enumerate(values):
+        if v is None:
+            if current:
+                segments.append(current)
+            current = []
+            continue
+        point = (round(i * step, 1), round(height - 2 - (v / top) * (height - 4), 1))
+        current.append(point)
+        points_all.append(point)
+    if current:
+        segments.append(current)
+    last = points_all[-1] if points_all else (0.0, height - 2)
     return {
-        "values": values, "max": max(values) if values else 0, "width": width, "height": height,
-        "points": " ".join(f"{x},{y}" for x, y in points),
-        "last": {"x": points[-1][0], "y": points[-1][1]} if points else {"x": 0, "y": 0},
-        "text": " ".join(str(v) for v in values),
+        "series": values, "max": max(counts) if counts else 0, "scale": top, "width": width, "height": height,
+        "segments": [" ".join(f"{x},{y}" for x, y in seg) for seg in segments],
+        "dots": [{"x": x, "y": y} for seg in segments if len(seg) == 1 for x, y in seg],
+        "points": " ".join(f"{x},{y}" for x, y in points_all),
+        "last": {"x": last[0], "y": last[1]},
+        "text": " ".join("–" if v is None else str(v) for v in values),
     }
 
 
@@ -394,7 +421,12 @@ def _qor_changes(db: Any, label_runs: dict[str, list[int]]) -> list[dict[str, An
                 changes.append({"resource": new["resource"], "scope": new["scope"], **change})
         if changes:
             changes.sort(key=lambda c: (not c["worse"], c["resource"]))
-            out.append({"label": label, "previous_run": prev_id, "latest_run": last_id, "changes": changes})
+            # a retargeted job: its percentages are of another device, so the page says so beside them
+            parts = {int(r["id"]): str(r.get("part") or "") for r in db.query(
+                "select id, part from runs where id in (?, ?)", [prev_id, last_id])}
+            moved = parts.get(prev_id) and parts.get(last_id) and parts[prev_id] != parts[last_id]
+            out.append({"label": label, "previous_run": prev_id, "latest_run": last_id, "changes": changes,
+                        "part_change": (parts[prev_id], parts[last_id]) if moved else None})
     return out
 
 
@@ -405,7 +437,12 @@ def _qor_change(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
         if abs(b - a) < QOR_MIN_DELTA and not crossed:
             return None
         note = "now over 100 %" if b > 100.0 >= a else ("back under 100 %" if a > 100.0 >= b else "")
-        return {"before": f"{a:.0f} %", "after": f"{b:.0f} %", "worse": b > a, "note": note}
+        absolute = ""
+        if new["used"] is not None and new["available"]:
+            was = f"{_fmt_number(old['used'])} of {_fmt_number(old['available'])} → " \
+                if old["used"] is not None and old["available"] else ""
+            absolute = f"({was}{_fmt_number(new['used'])} of {_fmt_number(new['available'])} used)"
+        return {"before": f"{a:.0f} %", "after": f"{b:.0f} %", "worse": b > a, "note": note, "absolute": absolute}
     a, b = old["used"], new["used"]
     if a is None or b is None or a == b:
         return None
@@ -415,13 +452,14 @@ def _qor_change(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
             return None
         note = "turned negative" if a >= 0 > b else ("met again" if a < 0 <= b else "")
         unit = f" {new['unit']}" if new["unit"] else ""
-        return {"before": _fmt_number(a) + unit, "after": _fmt_number(b) + unit, "worse": b < a, "note": note}
+        return {"before": _fmt_number(a) + unit, "after": _fmt_number(b) + unit, "worse": b < a, "note": note,
+                "absolute": ""}
     if a and abs(b - a) / abs(a) * 100.0 < QOR_MIN_DELTA:
         return None
     unit = f" {new['unit']}" if new["unit"] else ""
     higher_better = new["resource"].lower() in HIGHER_IS_BETTER
     return {"before": _fmt_number(a) + unit, "after": _fmt_number(b) + unit, "worse": (b < a) if higher_better else (b > a),
-            "note": ""}
+            "note": "", "absolute": ""}
 
 
 def build_nightly_context(store: Any, since: datetime, until: datetime, periods: int = 10,
@@ -429,10 +467,16 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
                           version: str | None = None) -> dict[str, Any]:
     """Everything the nightly page shows for runs created in [since, until).
 
-    NEW: a cause whose first stored finding lies in this period. RECURRING: seen in this period and before.
-    RESOLVED: a (cause, label) seen in the previous period of equal length, not in this one, while the label
-    did run in this one. Classification rate: failed runs with at least one error- or warning-severity cause,
-    over all failed runs.
+    What changed first: labels that REGRESSED (their last run of the previous period passed, their last run
+    of this one failed) or were FIXED (the reverse), causes NEW in this period. Then the grid of labels x the
+    last `periods` periods, each cell the label's last run of that period. NEW: a cause whose first stored
+    finding lies in this period. RECURRING: seen in this period and before. RESOLVED: a (cause, label) seen
+    in the previous period of equal length, not in this one, while the label did run in this one.
+    Classification rate: failed runs with at least one specific error- or warning-severity cause (a generic
+    catch-all says which step failed, not why), over all failed runs.
+
+    Every step is one pass over the runs and findings of the window (no per-run queries, no quadratic
+    membership tests), so the page costs the same per run at 1,000 or 50,000 stored runs.
     """
     db = _db(store)
     since, until = _now(since), _now(until)
@@ -461,30 +505,13 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     by_run: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for f in findings:
         by_run[f["run_id"]].append(f)
+    tops = {rid: _top_finding(fs) for rid, fs in by_run.items()}
+    pages: set[int] = set(current_ids)  # every run the page names gets its own page
 
     # Runs table ------------------------------------------------------------------------------------------
-    unexplained_n: dict[int, int] = {}
-    if current_ids and "unexplained" in db.table_names():
-        ids = sorted(current_ids)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in db.query(f"select run_id, count(*) as n from unexplained where run_id in ({marks})"
-                                " group by run_id", chunk):
-                unexplained_n[row["run_id"]] = row["n"]
-    runs_ctx = []
-    for r in current:
-        fs = by_run.get(r["id"], [])
-        tops = sorted((f for f in fs if not f.get("parent_cause_id")), key=lambda f: (_sev_rank(f["severity"]), f["_order"]))
-        top = tops[0] if tops else None
-        runs_ctx.append({
-            "id": r["id"], "created": _show_time(r["created"]), "status": r.get("status") or "unknown",
-            "tool": r.get("tool") or "", "tool_version": r.get("tool_version") or "", "label": r.get("label") or "",
-            "top_cause": {"id": top["cause_id"], "title": top.get("title") or top["cause_id"],
-                          "severity": top.get("severity") or "info"} if top else None,
-            "findings": Counts.of(((f.get("severity") or "", bool(f.get("parent_cause_id"))) for f in fs), 0).findings,
-            "unexplained": unexplained_n.get(r["id"], 0),
-        })
+    unexplained_n = _unexplained_counts(db, sorted(current_ids))
+    runs_ctx = [_run_row(r, tops.get(r["id"]), len(by_run.get(r["id"], [])), unexplained_n.get(r["id"], 0))
+                for r in current]
     runs_ctx.sort(key=lambda r: (r["created"], r["id"]), reverse=True)  # newest first ...
     runs_ctx.sort(key=lambda r: STATUS_ORDER.get(r["status"], 1))  # ... within failed, unknown, passed
     # A nightly of thousands of compiles lists the runs that need a look first, then stops: the page stays
@@ -498,21 +525,68 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     classified = [r for r in failed if any(f.get("severity") in CLASSIFYING_SEVERITIES and not f.get("generic")
                                            for f in by_run.get(r["id"], []))]
     classified_ids = {r["id"] for r in classified}
+    generic_only = [r for r in failed if r["id"] not in classified_ids
+                    and any(f.get("severity") in CLASSIFYING_SEVERITIES for f in by_run.get(r["id"], []))]
     rate = len(classified) / len(failed) if failed else None
-    totals = {
-        "runs": len(current), "failed": len(failed),
-        "passed": sum(1 for r in current if r.get("status") == "passed"),
-        "unknown": sum(1 for r in current if r.get("status") not in ("failed", "passed")),
-        "classified": len(classified), "unclassified": len(failed) - len(classified),
-        "classification_rate": rate, "classification_text": "n/a" if rate is None else f"{rate * 100:.0f} %",
-        "unclassified_runs": [r["id"] for r in failed if r["id"] not in classified_ids],
-    }
 
-    # Causes: counts, runs affected, state, trend ---------------------------------------------------------
-    first_seen = {row["cause_id"]: row["first"] for row in db.query(
-        "select findings.cause_id as cause_id, min(runs.created) as first from findings"
-        " join runs on runs.id = findings.run_id group by findings.cause_id")} if findings else {}
-    seen_before = {cid for cid, first in first_seen.items() if first and first < _iso(since)}
+    # The grid: labels x periods, each cell the label's last run of the period -------------------------------
+    in_window = [r for r in all_runs if start_of[r["id"]] >= window_start]
+    ran_in = [False] * periods  # a period with no run at all is a gap, not a zero
+    last_of: dict[str, list[dict[str, Any] | None]] = {}
+    for r in in_window:  # ordered by creation: the last one of a period wins
+        column = periods - 1 - period_of(r["id"])
+        ran_in[column] = True
+        label = r.get("label") or ""
+        last_of.setdefault(label, [None] * periods)[column] = r
+    previous = {label: _last_before(cells) for label, cells in last_of.items()}
+    grid = []
+    for label, cells in sorted(last_of.items(), key=lambda kv: kv[0]):
+        if cells[-1] is None and all(c is None for c in cells[-3:]):
+            continue  # a job that no longer runs: three empty periods and it leaves the grid
+        row_cells = []
+        for column, r in enumerate(cells):
+            if r is None:
+                row_cells.append({"status": "none", "run": None, "title": "no run"})
+                continue
+            pages.add(r["id"])
+            top = tops.get(r["id"])
+            row_cells.append({"status": r.get("status") or "unknown", "run": r["id"],
+                              "title": f"run {r['id']}: " + (top["cause_id"] if top else (r.get("status") or "unknown")),
+                              "href": _run_href(r["id"])})
+        grid.append({"label": label or "(no label)", "word": _status_word([c["status"] for c in row_cells]),
+                     "cells": row_cells})
+    grid.sort(key=lambda g: (GRID_ORDER.get(g["word"], 9), g["label"]))
+    column_titles = [_column_title(until - length * (periods - i), until - length * (periods - 1 - i), length)
+                     for i in range(periods)]
+    for i, column in enumerate(column_titles):
+        column["old"] = i < periods - PHONE_COLUMNS  # a phone shows the latest few periods only
+    for row in grid:
+        for i, cell in enumerate(row["cells"]):
+            cell["old"] = column_titles[i]["old"]
+
+    # Regressed and fixed labels: the last run of the previous period against the last of this one ---------
+    regressed, fixed = [], []
+    for label, cells in last_of.items():
+        now_run, before_run = cells[-1], previous[label]
+        if now_run is None or before_run is None or not label:
+            continue
+        pair = (before_run.get("status"), now_run.get("status"))
+        if pair not in (("passed", "failed"), ("failed", "passed")):
+            continue
+        pages.update((now_run["id"], before_run["id"]))
+        top = tops.get(now_run["id"] if pair[1] == "failed" else before_run["id"])
+        item = {"label": label, "run": now_run["id"], "href": _run_href(now_run["id"]), "before_run": before_run["id"],
+                "before_href": _run_href(before_run["id"]), "before_created": _show_time(before_run["created"]),
+                "created": _show_time(now_run["created"]),
+                "cause": {"id": top["cause_id"], "title": top.get("title") or top["cause_id"], "anchor": ""} if top else None,
+                "dims": _dims_text(now_run)}
+        (regressed if pair[1] == "failed" else fixed).append(item)
+    regressed.sort(key=lambda x: x["label"])
+    fixed.sort(key=lambda x: x["label"])
+
+    # Causes: counts, runs affected, state, trend on one scale --------------------------------------------
+    first_seen = _first_seen(db, {f["cause_id"] for f in findings if f["run_id"] in current_ids})
+    since_iso = _iso(since)
     per_cause: dict[str, dict[str, Any]] = {}
     trend_runs: dict[str, list[set[int]]] = defaultdict(lambda: [set() for _ in range(periods)])
     for f in findings:
@@ -525,7 +599,8 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         if entry is None:  # built once per cause, not once per finding
             entry = per_cause[f["cause_id"]] = {
                 "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
-                "severity": f.get("severity") or "info", "count": 0, "runs": set(), "labels": set(), "explained": 0,
+                "severity": f.get("severity") or "info", "generic": bool(f.get("generic")), "count": 0,
+                "runs": set(), "labels": set(), "explained": 0,
             }
         entry["count"] += int(f.get("count") or 0)
         entry["runs"].add(rid)
@@ -534,15 +609,24 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         label = run_by_id[rid].get("label")
         if label:
             entry["labels"].add(label)
+    knowledge = _cause_texts(db, packs, list(per_cause))
+    scale = max([1] + [len(s) for sets in trend_runs.values() for s in sets])
     causes_ctx = []
     for cid, e in per_cause.items():
-        e["state"] = "recurring" if cid in seen_before else "new"
-        e["first_seen"] = _show_time(first_seen.get(cid))
-        e["runs"] = len(e["runs"])
+        first = first_seen.get(cid)
+        e["state"] = "recurring" if first and first < since_iso else "new"
+        e["first_seen"] = _show_time(first)
+        run_ids = sorted(e["runs"], key=lambda rid: (STATUS_ORDER.get(run_by_id[rid].get("status") or "", 1), -rid))
+        e["runs"] = len(run_ids)
+        e["run_links"] = [{"id": rid, "href": _run_href(rid), "status": run_by_id[rid].get("status") or "unknown"}
+                          for rid in run_ids[:RUN_LINKS]]
+        e["more_runs"] = max(0, len(run_ids) - RUN_LINKS)
         e["labels"] = sorted(e["labels"])
-        e["trend"] = _sparkline([len(s) for s in trend_runs[cid]])
+        e["workaround"] = first_sentence(knowledge.get(cid, {}).get("workaround") or "")
+        e["generic"] = e["generic"] or bool(knowledge.get(cid, {}).get("generic"))
+        e["trend"] = _sparkline([len(s) if ran_in[i] else None for i, s in enumerate(trend_runs[cid])], scale)
         causes_ctx.append(e)
-    causes_ctx.sort(key=lambda c: (-c["runs"], _sev_rank(c["severity"]), c["id"]))
+    causes_ctx.sort(key=lambda c: (_sev_rank(c["severity"]), c["generic"], -c["runs"], c["id"]))
 
     # Resolved: (cause, label) in the previous period, not in this one, for labels that ran in this one ----
     labels_now = {r.get("label") for r in current if r.get("label")}
@@ -559,14 +643,19 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         if item is None:
             item = resolved[(f["cause_id"], label)] = {
                 "id": f["cause_id"], "anchor": "c-" + _slug(f["cause_id"]), "title": f.get("title") or f["cause_id"],
-                "severity": f.get("severity") or "info", "label": label, "last_seen": "",
-                "trend": _sparkline([len(s) for s in trend_runs[f["cause_id"]]]),
+                "severity": f.get("severity") or "info", "label": label, "last_seen": "", "run": r["id"],
             }
-        item["last_seen"] = max(item["last_seen"], _show_time(r["created"]))
+        if _show_time(r["created"]) >= item["last_seen"]:
+            item["last_seen"], item["run"] = _show_time(r["created"]), r["id"]
     resolved_ctx = sorted(resolved.values(), key=lambda x: (x["id"], x["label"]))
+    for item in resolved_ctx:
+        item["href"] = _run_href(item["run"])
+        pages.add(item["run"])
 
     # Unexplained lines from failed runs, grouped by fingerprint -------------------------------------------
     unexplained_ctx = _unexplained_groups(db, {r["id"] for r in failed}, run_by_id, since)
+    for g in unexplained_ctx:
+        g["run_links"] = [{"id": rid, "href": _run_href(rid)} for rid in g.pop("run_ids")[:RUN_LINKS]]
 
     # Quality of results per label ------------------------------------------------------------------------
     label_runs: dict[str, list[int]] = {}
@@ -576,14 +665,19 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
             [label, _iso(until)])]
         label_runs[label] = list(reversed(ids))
     qor = _qor_changes(db, label_runs)
+    for q in qor:
+        q["previous_href"], q["latest_href"] = _run_href(q["previous_run"]), _run_href(q["latest_run"])
+        pages.update((q["previous_run"], q["latest_run"]))
 
     # Rule hygiene ----------------------------------------------------------------------------------------
     passed_ids = {r["id"] for r in current if r.get("status") == "passed"}
     on_passed: dict[str, dict[str, Any]] = {}
     for f in findings:
         if f["run_id"] in passed_ids:
-            item = on_passed.setdefault(f["cause_id"], {"id": f["cause_id"], "title": f.get("title") or f["cause_id"],
-                                                         "severity": f.get("severity") or "info", "runs": set()})
+            item = on_passed.get(f["cause_id"])
+            if item is None:
+                item = on_passed[f["cause_id"]] = {"id": f["cause_id"], "title": f.get("title") or f["cause_id"],
+                                                   "severity": f.get("severity") or "info", "runs": set()}
             item["runs"].add(f["run_id"])
     fired_on_passed = sorted(({**v, "runs": len(v["runs"])} for v in on_passed.values()),
                              key=lambda x: (_sev_rank(x["severity"]), -x["runs"], x["id"]))
@@ -594,33 +688,183 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         never_seen = [{"id": c.id, "title": c.title, "severity": c.severity, "tool": c.tool}
                       for c in sorted(packs.causes.values(), key=lambda c: c.id) if c.id not in ever]
 
+    for item in regressed + fixed:
+        if item["cause"] is not None and item["cause"]["id"] in per_cause:
+            item["cause"]["anchor"] = per_cause[item["cause"]["id"]]["anchor"]
+    failed_trend = [0] * periods
+    for r in in_window:
+        if r.get("status") == "failed":
+            failed_trend[periods - 1 - period_of(r["id"])] += 1
     period_label = since.strftime("%Y-%m-%d %H:%M") + " – " + until.strftime("%Y-%m-%d %H:%M UTC")
+    new_causes = [c for c in causes_ctx if c["state"] == "new"]
     return {
         **_base(now, version),
         "title": f"triage nightly {period_title(since, until)}",
         "period": {"since": _iso(since) + "Z", "until": _iso(until) + "Z", "text": period_label,
                    "length": _fmt_length(length), "periods": periods,
                    "trend_from": _show_time(_iso(window_start))},
-        "totals": totals,
+        "totals": {
+            "runs": len(current), "failed": len(failed),
+            "passed": sum(1 for r in current if r.get("status") == "passed"),
+            "unknown": sum(1 for r in current if r.get("status") not in ("failed", "passed")),
+            "classified": len(classified), "unclassified": len(failed) - len(classified),
+            "generic_only": len(generic_only),
+            "classification_rate": rate, "classification_text": "n/a" if rate is None else f"{rate * 100:.0f} %",
+            "unclassified_runs": [{"id": r["id"], "href": _run_href(r["id"])} for r in failed
+                                  if r["id"] not in classified_ids],
+            "regressed": len(regressed), "fixed": len(fixed),
+            "new_causes": sum(1 for c in new_causes if c["severity"] != "info"),
+            "new_notes": sum(1 for c in new_causes if c["severity"] == "info"),
+            "failed_trend": ",".join(str(n if ran_in[i] else "") for i, n in enumerate(failed_trend)),
+        },
+        "regressed": regressed,
+        "fixed": fixed,
+        "grid": {"columns": column_titles, "rows": grid, "ran": ran_in},
         "runs": runs_ctx,
         "runs_hidden": {"count": len(runs_hidden),
                         "by_status": dict(sorted(Counter(r["status"] for r in runs_hidden).items())),
                         "since": _iso(since)[:10]},
-        "causes": causes_ctx,
-        "new": [c for c in causes_ctx if c["state"] == "new"],
+        "causes": [c for c in causes_ctx if c["severity"] != "info"],
+        "notes": [c for c in causes_ctx if c["severity"] == "info"],
+        "trend_scale": {"max": scale, "periods": periods, "length": _fmt_length(length)},
+        "new": new_causes,
         "recurring": [c for c in causes_ctx if c["state"] == "recurring"],
         "resolved": resolved_ctx,
         "unexplained": unexplained_ctx,
         "qor": qor,
         "hygiene": {"packs_loaded": packs is not None, "fired_on_passed": fired_on_passed,
                     "never_seen": never_seen or [], "pack_causes": len(packs.causes) if packs is not None else 0},
+        "run_pages": sorted(pages),
     }
+
+
+PHONE_COLUMNS = 5  # periods of the jobs grid shown on a narrow screen (the latest ones)
+RUN_LINKS = 8  # runs linked from a cause or an unexplained group (the rest are counted)
+GRID_ORDER = {"FAILING": 0, "FLAKY": 1, "UNKNOWN": 2, "PASSING": 3}
+
+
+def _run_href(run_id: int) -> str:
+    return f"runs/{run_id}.html"
+
+
+def _top_finding(fs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The finding a run is known by: its most severe top-level one, specific before generic, first found."""
+    tops = [f for f in fs if not f.get("parent_cause_id")]
+    return min(tops, key=lambda f: (_sev_rank(f["severity"]), bool(f.get("generic")), f["_order"])) if tops else None
+
+
+def _run_row(r: dict[str, Any], top: dict[str, Any] | None, findings: int, unexplained: int) -> dict[str, Any]:
+    return {
+        "id": r["id"], "href": _run_href(r["id"]), "created": _show_time(r["created"]),
+        "status": r.get("status") or "unknown", "tool": r.get("tool") or "", "tool_version": r.get("tool_version") or "",
+        "label": r.get("label") or "", "model": r.get("model") or "", "device": r.get("device") or r.get("part") or "",
+        "branch": r.get("branch") or "", "commit": (r.get("commit") or "")[:12],
+        "top_cause": {"id": top["cause_id"], "title": top.get("title") or top["cause_id"],
+                      "severity": top.get("severity") or "info", "generic": bool(top.get("generic"))} if top else None,
+        "findings": findings, "unexplained": unexplained,
+    }
+
+
+def _dims_text(r: dict[str, Any]) -> str:
+    bits = [r.get("model"), r.get("device") or r.get("part"), r.get("branch"), (r.get("commit") or "")[:12]]
+    return " · ".join(str(b) for b in bits if b)
+
+
+def _last_before(cells: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The label's last run before the current period (the last non-empty cell but the current one)."""
+    for cell in reversed(cells[:-1]):
+        if cell is not None:
+            return cell
+    return None
+
+
+def _status_word(statuses: list[str]) -> str:
+    """PASSING / FAILING / FLAKY from the last five periods the label ran in (as TestGrid does): FLAKY when
+    the result changed more than once there; else the latest result."""
+    seen = [s for s in statuses if s in ("passed", "failed")][-5:]
+    if not seen:
+        return "UNKNOWN"
+    changes = sum(1 for a, b in zip(seen, seen[1:]) if a != b)
+    if changes > 1:
+        return "FLAKY"
+    return "FAILING" if seen[-1] == "failed" else "PASSING"
+
+
+def _column_title(start: datetime, end: datetime, length: timedelta) -> dict[str, str]:
+    if length == timedelta(days=1):
+        short = _last_day(end).strftime("%m-%d")
+    elif length < timedelta(days=1):
+        short = end.astimezone(UTC).strftime("%H:%M")
+    else:
+        short = _last_day(end).strftime("%m-%d")
+    return {"short": short, "title": f"{start.astimezone(UTC):%Y-%m-%d %H:%M} – {end.astimezone(UTC):%Y-%m-%d %H:%M} UTC"}
+
+
+def _unexplained_counts(db: Any, ids: list[int]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    if not ids or "unexplained" not in db.table_names():
+        return out
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in db.query(f"select run_id, count(*) as n from unexplained where run_id in ({marks}) group by run_id",
+                            chunk):
+            out[row["run_id"]] = row["n"]
+    return out
+
+
+def _first_seen(db: Any, cause_ids: set[str]) -> dict[str, str]:
+    """When each cause was first found in any stored run (one grouped query over the causes of the period)."""
+    out: dict[str, str] = {}
+    ids = sorted(cause_ids)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in db.query("select findings.cause_id as cause_id, min(runs.created) as first from findings"
+                            f" join runs on runs.id = findings.run_id where findings.cause_id in ({marks})"
+                            " group by findings.cause_id", chunk):
+            out[row["cause_id"]] = row["first"]
+    return out
+
+
+def _cause_texts(db: Any, packs: Any, cause_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Workaround and generic flag of each cause: from the packs given, else from the run database's own
+    copy of the knowledge base (written by every scan)."""
+    out: dict[str, dict[str, Any]] = {}
+    if packs is not None:
+        for cid in cause_ids:
+            cause = packs.causes.get(cid)
+            if cause is not None:
+                out[cid] = {"workaround": cause.workaround, "generic": getattr(cause, "generic", False)}
+    missing = [cid for cid in cause_ids if cid not in out]
+    if missing and "causes" in db.table_names():
+        columns = {c.name for c in db["causes"].columns}
+        select = "id, workaround" + (", generic" if "generic" in columns else "")
+        for i in range(0, len(missing), 500):
+            chunk = missing[i:i + 500]
+            for row in db["causes"].rows_where(f"id in ({','.join('?' * len(chunk))})", chunk, select=select):
+                out[row["id"]] = {"workaround": row.get("workaround") or "", "generic": bool(row.get("generic"))}
+    return out
+
+
+# a full stop, then a capital (or code): the end of a sentence, unless the stop ends "e.g.", "i.e.", "etc.", "vs."
+# or a single letter
+SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\b\w\.)(?<=[.!?])\s+(?=[A-Z`(\"'])")
+
+
+def first_sentence(text: str, limit: int = 240) -> str:
+    """The first sentence of a workaround (where a full stop is followed by a capital), cut at `limit`."""
+    text = " ".join(text.split())
+    head = SENTENCE_END.split(text, maxsplit=1)[0] if text else ""
+    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
 
 
 def _unexplained_groups(db: Any, failed_ids: set[int], run_by_id: dict[int, dict[str, Any]],
                         since: datetime) -> list[dict[str, Any]]:
     if not failed_ids or "unexplained" not in db.table_names():
         return []
+    from .draft import draftable
+
     groups: dict[str, dict[str, Any]] = {}
     ids = sorted(failed_ids)
     for i in range(0, len(ids), 500):
@@ -630,7 +874,11 @@ def _unexplained_groups(db: Any, failed_ids: set[int], run_by_id: dict[int, dict
             g = groups.setdefault(u["fingerprint"], {
                 "fingerprint": u["fingerprint"], "normalised": u.get("normalised") or "", "text": u.get("text") or "",
                 "path": u.get("path") or "", "line": u.get("line"), "count": 0, "runs": set(), "labels": set(),
+                "advice": "", "message_id": "",
+                "draftable": draftable(u.get("text") or ""),
             })
+            if not g["advice"] and u.get("advice"):  # the tool's own advice, from the first run that printed one
+                g["advice"], g["message_id"] = str(u["advice"]), str(u.get("message_id") or "")
             g["count"] += int(u.get("count") or 1)
             g["runs"].add(u["run_id"])
             label = run_by_id.get(u["run_id"], {}).get("label")
@@ -651,8 +899,9 @@ def _unexplained_groups(db: Any, failed_ids: set[int], run_by_id: dict[int, dict
     out = []
     for fp, g in groups.items():
         first, last = seen.get(fp, ("", ""))
-        out.append({**g, "runs": len(g["runs"]), "labels": sorted(g["labels"]), "first_seen": _show_time(first),
-                    "last_seen": _show_time(last), "new": bool(first) and first >= _iso(since)})
+        out.append({**g, "runs": len(g["runs"]), "run_ids": sorted(g["runs"], reverse=True), "labels": sorted(g["labels"]),
+                    "first_seen": _show_time(first), "last_seen": _show_time(last),
+                    "new": bool(first) and first >= _iso(since)})
     out.sort(key=lambda g: (-g["runs"], -g["count"], g["fingerprint"]))
     return out
 
@@ -744,7 +993,8 @@ def parse_span(text: str) -> timedelta:
 def write_nightly(store: Any, out_dir: str | Path, *, day: date | str | None = None,
                   since: str | timedelta | datetime | None = None, until: datetime | None = None,
                   packs: Any = None, periods: int = 10, now: datetime | None = None) -> Path:
-    """Write the period's page (`page_name`: a day, or a day and a length) and rebuild index.html."""
+    """Write the period's page (`page_name`: a day, or a day and a length), a report page for every run it
+    names (`runs/<id>.html`), and rebuild index.html."""
     moment = _now(now)
     if isinstance(since, datetime):
         start, end = _now(since), _now(until or moment)
@@ -752,14 +1002,61 @@ def write_nightly(store: Any, out_dir: str | Path, *, day: date | str | None = N
         start, end = nightly_period(day=day, since=since, now=until or moment)
     context = build_nightly_context(store, start, end, periods=periods, now=moment, packs=packs)
     out = Path(out_dir)
+    write_run_pages(store, out / "runs", context["run_pages"], now=moment)
     path = _write(out / page_name(start, end), render_nightly(context))
     write_index(out, now=moment)
     return path
 
 
+RUN_KEY_RE = re.compile(r'<meta name="triage-run-key" content="(?P<key>[0-9a-f]+)">')
+
+
+def write_run_pages(store: Any, folder: Path, run_ids: Iterable[int], *, now: datetime | None = None) -> list[Path]:
+    """The per-run report of each run, as `folder/<id>.html`. A page whose run has not changed since it was
+    written (same stored document and row, same triage version) is left as it is, so a nightly over a long
+    history renders only the runs that are new or were re-triaged."""
+    db = _db(store)
+    written = []
+    for rid in run_ids:
+        key = _run_key(db, rid)
+        path = folder / f"{rid}.html"
+        if key is not None and _existing_key(path) == key:
+            continue
+        context = build_run_context(store, rid, now=now)
+        context["run_key"] = key or ""
+        context["nightly_href"] = "../index.html"
+        written.append(_write(path, render_run(context)))
+    return written
+
+
+def _run_key(db: Any, run_id: int) -> str | None:
+    import hashlib  # noqa: PLC0415
+
+    rows = list(db["runs"].rows_where("id = ?", [run_id], select="created, status, packs_digest, label, model, "
+                                                                    "branch, [commit], device"))
+    if not rows:
+        return None
+    digest = hashlib.sha256(json.dumps(rows[0], sort_keys=True, default=str).encode())
+    digest.update(__version__.encode())
+    if "documents" in db.table_names():
+        for row in db["documents"].rows_where("run_id = ?", [run_id], select="document"):
+            digest.update((row["document"] or "").encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:16]
+
+
+def _existing_key(path: Path) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            m = RUN_KEY_RE.search(fh.read(4096))
+    except OSError:
+        return None
+    return m["key"] if m else None
+
+
 def write_index(out_dir: str | Path, *, now: datetime | None = None) -> Path:
-    """`index.html`: every nightly page in the folder, newest period first, each with its period and its run
-    and failure counts (read from the page's own `triage-*` meta tags, so a page copied in is listed too)."""
+    """`index.html`: every nightly page in the folder, newest period first, each with its period, its run,
+    failure, regression and new-cause counts and a small trend of failures, every row on one scale (read
+    from the page's own `triage-*` meta tags, so a page copied in is listed too)."""
     out = Path(out_dir)
     pages = []
     for p in (out.iterdir() if out.is_dir() else []):
@@ -767,12 +1064,19 @@ def write_index(out_dir: str | Path, *, now: datetime | None = None) -> Path:
         if not m:
             continue
         meta = _page_meta(p)
+        trend = [None if v == "" else int(v) for v in meta.get("trend", "").split(",") if v == "" or v.isdigit()] \
+            if meta.get("trend") else []
         pages.append({"href": p.name, "date": m["date"], "span": m["span"] or "1d",
                       "title": meta.get("title") or m["date"], "period": meta.get("period", ""),
                       "runs": _int_or_none(meta.get("runs")), "failed": _int_or_none(meta.get("failed")),
-                      "until": meta.get("until", "")})
+                      "regressed": _int_or_none(meta.get("regressed")), "new": _int_or_none(meta.get("new")),
+                      "trend": trend, "until": meta.get("until", "")})
     pages.sort(key=lambda e: (e["date"], e["until"], e["href"]), reverse=True)
-    context = {**_base(now, None), "title": "triage nightly reports", "reports": pages}
+    # one scale for the whole column, so a row with 1 failure never draws as high as a row with 10
+    scale = max([1] + [v for e in pages for v in e["trend"] if v is not None])
+    for e in pages:
+        e["trend"] = _sparkline(e["trend"], scale, width=80.0, height=18.0) if e["trend"] else None
+    context = {**_base(now, None), "title": "triage nightly reports", "reports": pages, "trend_scale": scale}
     return _write(out / "index.html", render_index(context))
 
 

@@ -502,6 +502,15 @@ class _SourceScan:
         self.awaiting = [ev for ev in self.awaiting if len(ev.after) < CONTEXT]
 
     def _unexplained(self, line_no: int, text: str, fp: str, end: int) -> None:
+        header = "Traceback (most recent call last)" in text
+        if self.open_tracebacks and not header:
+            # the exception line that ends a traceback says what its header only announces: one entry, not two
+            for ln, f in self.open_tracebacks:
+                if line_no - ln <= TRACEBACK_REACH and f in self.unexplained:
+                    self.unexplained[f].count -= 1
+                    if self.unexplained[f].count <= 0:
+                        del self.unexplained[f]
+            self.open_tracebacks = []
         entry = self.unexplained.get(fp)
         if entry is not None:
             entry.count += 1
@@ -513,7 +522,7 @@ class _SourceScan:
             self.unexplained_full = True
             self.warn(f"{self.path}:{line_no}: over {MAX_UNEXPLAINED} distinct error lines no cause explains; "
                       "the later ones are not listed")
-        if "Traceback (most recent call last)" in text:
+        if header:
             # only headers still within reach of a later finding are kept: bounded, whatever the log
             self.open_tracebacks = [(ln, f) for ln, f in self.open_tracebacks if line_no - ln <= TRACEBACK_REACH]
             self.open_tracebacks.append((line_no, fp))

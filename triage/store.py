@@ -11,6 +11,7 @@ mode with a busy timeout, and a write that still finds the database locked is re
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import json
@@ -153,6 +154,26 @@ def m008_generic_findings_and_advice(db: Database) -> None:
     db["findings"].add_column("generic", int, not_null_default=0)
     db["unexplained"].add_column("advice", str)
     db["unexplained"].add_column("message_id", str)
+
+
+@_migration
+def m009_documents_in_their_own_table(db: Database) -> None:
+    """`runs.result_json` carried the whole scan document in every row (a listing of 100 runs read 400 KB);
+    it moves to `documents`, one row per run."""
+    db["documents"].create({"run_id": int, "document": str}, pk="run_id", foreign_keys=[("run_id", "runs", "id")])
+    db.execute("insert into documents (run_id, document) select id, result_json from runs where result_json is not null")
+    db.execute("update runs set result_json = null")
+
+
+@_migration
+def m010_signatures_and_cause_foreign_keys(db: Database) -> None:
+    """The knowledge base in every run database: causes with their signatures, findings and evidence joined
+    to them (`select f.cause_id, c.workaround from findings f join causes c on c.id = f.cause_id`)."""
+    db["signatures"].create({"cause_id": str, "idx": int, "regex": str, "literals": str, "ignore_case": int},
+                            pk=("cause_id", "idx"), foreign_keys=[("cause_id", "causes", "id")])
+    db["causes"].add_column("generic", int, not_null_default=0)
+    db["causes"].add_column("status", str)
+    db.add_foreign_keys([("findings", "cause_id", "causes", "id"), ("evidence", "cause_id", "causes", "id")])
 
 
 MIGRATION_NAMES = [name for name, _ in MIGRATIONS]
@@ -424,15 +445,22 @@ class LogKeeper:
 
 def scan_document(result: ScanResult, *, dimensions: Mapping[str, Any] | None = None, packs: PackSet | None = None,
                   duration_s: float | None = None, keeper: LogKeeper | None = None,
-                  created: datetime | None = None) -> dict[str, Any]:
+                  created: datetime | None = None, embed_logs: bool = False) -> dict[str, Any]:
     """The scan JSON document, with the run's dimensions, the inputs' sha256, the packs digest and timing.
 
     This is what `scan --format json` should print so that `ingest` on another machine round-trips.
+    `embed_logs`: each input also carries its kept text as `log` (zstd frames, base64; the first 50 MiB),
+    so the ingested run keeps its log and `retriage` can classify it again.
     """
     doc = result_dict(result)
     hashes = keeper.hashes() if keeper is not None else {}
+    kept = keeper.logs() if keeper is not None and embed_logs else {}
     for item in doc["run"]["inputs"]:
         item["sha256"] = hashes.get(item["path"])
+        blob, truncated = kept.get(item["path"], (None, False))
+        if blob is not None:
+            item["log"] = {"encoding": "zstd+base64", "data": base64.b64encode(blob).decode("ascii"),
+                           "truncated": truncated}
     if dimensions is not None:
         doc["dimensions"] = {k: dimensions.get(k) for k in DIMENSIONS}
     if packs is not None:
@@ -634,6 +662,7 @@ class Store:
         (the existing id comes back with `duplicate=True`) unless `force`."""
         keeper = logs if isinstance(logs, LogKeeper) else LogKeeper.from_bytes(logs or {})
         keeper.complete(result.run.inputs)
+        self.sync_causes(packs)  # the knowledge the findings refer to, written when the packs change
         created = created or _utcnow()
         doc = scan_document(result, dimensions=dimensions, packs=packs, duration_s=duration_s, keeper=keeper,
                             created=created)
@@ -657,7 +686,7 @@ class Store:
                                  hint="write it as 2024-05-01T10:00:00Z, as `triage scan --format json` does") from None
             if created.tzinfo is None:
                 created = created.replace(tzinfo=timezone.utc)
-        outcome = self._record(doc, {}, force=force, created=created)
+        outcome = self._record(doc, _embedded_logs(doc), force=force, created=created)
         outcome.undated = created is None
         return outcome
 
@@ -703,8 +732,8 @@ class Store:
             "tool_version": run.get("tool_version"), "phase": run.get("phase"), "part": run.get("part"),
             "status": run.get("status"), **{k: dims.get(k) for k in DIMENSIONS},
             "packs_digest": doc.get("packs_digest"), "duration_s": doc.get("duration_s"),
-            "result_json": json.dumps(doc, ensure_ascii=False, default=str),
         }
+        document = json.dumps(doc, ensure_ascii=False, default=str)
 
         def write() -> RecordOutcome:
             if not force:
@@ -715,6 +744,7 @@ class Store:
             runs = self.db["runs"]
             runs.insert(row)
             run_id = int(runs.last_pk)  # type: ignore[arg-type]
+            self.db["documents"].insert({"run_id": run_id, "document": document})
             self.db["inputs"].insert_all(
                 {"run_id": run_id, "path": i.get("path"), "kind": i.get("kind"), "lines": i.get("lines"),
                  "bytes": i.get("bytes"), "sha256": i.get("sha256"), "log": logs.get(i.get("path"), (None, False))[0],
@@ -802,7 +832,8 @@ class Store:
             if not rows:
                 raise StoreError(f"no run with id {run_id}", where=self.where, hint="list runs with `triage runs list`")
             row = rows[0]
-            row["result"] = json.loads(row.pop("result_json") or "{}")
+            row.pop("result_json", None)
+            row["result"] = self.document(run_id) or {}
             row["findings"] = list(self.db["findings"].rows_where("run_id = ?", [run_id], order_by="rowid"))
             for f in row["findings"]:
                 f.pop("run_id", None)
@@ -812,6 +843,84 @@ class Store:
             return row
 
         return self._read(read)
+
+    def input_log(self, run_id: int, number: int | None = None) -> tuple[str, BinaryIO, bool]:
+        """(path, stream of the kept text, truncated) of input `number` (1-based) of a run; without a
+        number, the run must have one input. Errors say what there is instead."""
+        rows = self._read(lambda: list(self.db["inputs"].rows_where(
+            "run_id = ?", [run_id], select="path, log, log_truncated", order_by="rowid")))
+        if not rows:
+            self.run(run_id)  # no such run: its own error
+            raise StoreError(f"run {run_id} has no inputs", where=self.where)
+        listing = "; ".join(f"{i} {r['path']}" for i, r in enumerate(rows, 1))
+        if number is None and len(rows) > 1:
+            raise StoreError(f"run {run_id} has {len(rows)} inputs", where=self.where,
+                             hint=f"choose one with --input N: {listing}"[:400])
+        index = (number or 1) - 1
+        if not 0 <= index < len(rows):
+            raise StoreError(f"run {run_id} has no input {number}", where=self.where, hint=f"its inputs: {listing}"[:400])
+        row = rows[index]
+        if row["log"] is None:
+            raise StoreError(f"the log of {row['path']} (run {run_id}) was not kept", where=self.where,
+                             hint="scan with the default --keep-log, or ingest a document made with --embed-log")
+        out = tempfile.SpooledTemporaryFile(max_size=8 << 20)
+        unpack_log_to(row["log"], out)  # type: ignore[arg-type]
+        out.seek(0)
+        return str(row["path"]), out, bool(row["log_truncated"])  # type: ignore[return-value]
+
+    def prune(self, older_than: str, *, keep_failed: bool = False, vacuum: bool = True) -> PruneOutcome:
+        """Delete runs created before `older_than` (a --since value: 90d, a date), every row they own
+        included; `keep_failed` keeps failed runs. Then VACUUM, so the file shrinks."""
+        cutoff = parse_since(older_than)
+        where = "created < ?" + (" and status is not 'failed'" if keep_failed else "")
+        self._checkpoint()
+        before = self._size()
+
+        def write() -> int:
+            ids = [r["id"] for r in self.db["runs"].rows_where(where, [cutoff], select="id")]
+            for i in range(0, len(ids), 500):
+                chunk = ids[i:i + 500]
+                marks = ", ".join("?" for _ in chunk)
+                for table in ("evidence", "findings", "unexplained", "metrics", "inputs", "documents"):
+                    self.db[table].delete_where(f"run_id in ({marks})", chunk)
+                self.db["runs"].delete_where(f"id in ({marks})", chunk)
+            return len(ids)
+
+        removed = self._write(write)
+        if vacuum and removed:
+            try:
+                self.db.execute("VACUUM")
+            except sqlite3.OperationalError as exc:
+                raise _store_error(exc, self.where) from None
+            self._checkpoint()  # VACUUM writes through the WAL: fold it back so the file is what shrinks
+        return PruneOutcome(removed, before, self._size())
+
+    def _checkpoint(self) -> None:
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.OperationalError:
+            pass  # another connection is reading: the size is then only an estimate
+
+    def _size(self) -> int:
+        if self.where == ":memory:":
+            return 0
+        try:
+            return sum(os.path.getsize(self.where + suffix) for suffix in ("", "-wal") if os.path.exists(self.where + suffix))
+        except OSError:
+            return 0
+
+    def document(self, run_id: int) -> dict[str, Any] | None:
+        """The run's scan document (what `scan --format json` printed, as stored), or None."""
+        return self._read(lambda: self._document(run_id))
+
+    def _document(self, run_id: int) -> dict[str, Any] | None:
+        for row in self.db["documents"].rows_where("run_id = ?", [run_id], select="document", limit=1):
+            try:
+                doc = json.loads(row["document"] or "null")
+            except ValueError:
+                return None
+            return doc if isinstance(doc, dict) else None
+        return None
 
     def kept_log(self, run_id: int, path: str) -> bytes | None:
         """The kept bytes of one input of a run (decompressed), or None."""
@@ -869,7 +978,8 @@ class Store:
     # -- knowledge base -------------------------------------------------------------------------------
 
     def sync_causes(self, packs: PackSet) -> bool:
-        """Make the `causes` table (and its FTS index) mirror `packs`; False when it already did."""
+        """Make the `causes` and `signatures` tables (and the causes' FTS index) mirror `packs`, keeping
+        the causes stored findings refer to; False when they already did."""
         def current() -> str | None:
             for row in self.db["meta"].rows_where("key = ?", ["causes_digest"]):
                 return str(row["value"])
@@ -881,12 +991,23 @@ class Store:
         def write() -> bool:
             if current() == packs.digest:
                 return False
-            self.db["causes"].delete_where()
-            self.db["causes"].insert_all(
-                {"id": c.id, "title": c.title, "severity": c.severity, "tool": c.tool, "phase": c.phase,
-                 "versions": c.versions, "cause": c.cause, "workaround": c.workaround,
-                 "references": json.dumps(c.references), "examples": "\n".join(c.examples), "pack": c.pack}
-                for c in packs.causes.values())
+            # a cause gone from the packs stays while a stored finding refers to it: it still explains that run
+            self.db.execute("delete from signatures where cause_id not in (select distinct cause_id from findings)")
+            self.db.execute("delete from causes where id not in (select distinct cause_id from findings)")
+            self.db["causes"].upsert_all(
+                ({"id": c.id, "title": c.title, "severity": c.severity, "tool": c.tool, "phase": c.phase,
+                  "versions": c.versions, "cause": c.cause, "workaround": c.workaround,
+                  "references": json.dumps(c.references), "examples": "\n".join(c.examples), "pack": c.pack,
+                  "generic": int(bool(getattr(c, "generic", False))), "status": c.status}
+                 for c in packs.causes.values()), pk="id")
+            ids = list(packs.causes)
+            for i in range(0, len(ids), 500):
+                chunk = ids[i:i + 500]
+                self.db["signatures"].delete_where(f"cause_id in ({', '.join('?' for _ in chunk)})", chunk)
+            self.db["signatures"].insert_all(
+                ({"cause_id": c.id, "idx": s.index, "regex": s.pattern, "literals": json.dumps(list(s.literals)),
+                  "ignore_case": int(s.ignore_case)} for c in packs.causes.values() for s in c.signatures),
+                pk=("cause_id", "idx"), replace=True)
             self.db["meta"].upsert({"key": "causes_digest", "value": packs.digest}, pk="key")
             return True
 
@@ -966,9 +1087,9 @@ class Store:
 
     def _replace_findings(self, run_id: int, result: ScanResult, packs: PackSet) -> RetriageChange:
         def write() -> RetriageChange:
-            row = next(iter(self.db["runs"].rows_where("id = ?", [run_id], select="status, result_json")))
+            row = next(iter(self.db["runs"].rows_where("id = ?", [run_id], select="status")))
             old = {r["cause_id"] for r in self.db["findings"].rows_where("run_id = ?", [run_id], select="cause_id")}
-            doc = json.loads(row["result_json"] or "{}")
+            doc = self._document(run_id) or {}
             fresh = result_dict(result)
             hashes = {i.get("path"): i.get("sha256") for i in (doc.get("run") or {}).get("inputs") or []}
             for item in fresh["run"]["inputs"]:
@@ -977,12 +1098,73 @@ class Store:
             for table in ("findings", "evidence", "unexplained", "metrics"):
                 self.db[table].delete_where("run_id = ?", [run_id])
             self._insert_children(run_id, doc)
-            self.db["runs"].update(run_id, {"status": result.run.status, "packs_digest": packs.digest,
-                                            "result_json": json.dumps(doc, ensure_ascii=False, default=str)})
+            self.db["runs"].update(run_id, {"status": result.run.status, "packs_digest": packs.digest})
+            self.db["documents"].upsert({"run_id": run_id, "document": json.dumps(doc, ensure_ascii=False, default=str)},
+                                        pk="run_id")
             new = {f.id for f in result.all_findings()}
             return RetriageChange(run_id, sorted(new - old), sorted(old - new), row["status"], result.run.status)
 
         return self._write(write)
+
+
+EMBEDDED_MAX = 64 << 20  # compressed bytes an embedded log may have (the kept text is capped at 50 MiB raw)
+
+
+def _embedded_logs(doc: dict[str, Any]) -> dict[str, tuple[bytes | None, bool]]:
+    """The logs a `--embed-log` document carries, by input path; the base64 text is dropped from the
+    document itself (the kept log is stored once, in `inputs`)."""
+    out: dict[str, tuple[bytes | None, bool]] = {}
+    run = dict(doc.get("run") or {})
+    inputs = []
+    for item in run.get("inputs") or []:
+        if not isinstance(item, Mapping):
+            inputs.append(item)
+            continue
+        item = dict(item)
+        log = item.pop("log", None)
+        inputs.append(item)
+        if not isinstance(log, Mapping) or log.get("encoding") != "zstd+base64" or not isinstance(log.get("data"), str):
+            continue
+        if len(log["data"]) > EMBEDDED_MAX * 4 // 3 + 4:
+            raise InputError(f"embedded log of {item.get('path')} is over {EMBEDDED_MAX >> 20} MiB compressed",
+                             hint="`scan --embed-log` keeps the first 50 MiB of each input")
+        try:
+            blob = base64.b64decode(log["data"], validate=True)
+        except ValueError:
+            raise InputError(f"embedded log of {item.get('path')} is not base64",
+                             hint="write the document with `triage scan --format json --embed-log`") from None
+        if not blob.startswith(ZSTD_MAGIC) or _unpacked_size(blob, DEFAULT_LOG_CAP) is None:
+            raise InputError(f"embedded log of {item.get('path')} is not zstd text of at most "
+                             f"{DEFAULT_LOG_CAP >> 20} MiB", hint="write the document with `triage scan --format json --embed-log`")
+        out[str(item.get("path"))] = (blob, bool(log.get("truncated")))
+    if out:
+        run["inputs"] = inputs
+        doc["run"] = run
+    return out
+
+
+def _unpacked_size(blob: bytes, cap: int) -> int | None:
+    """The size of zstd frames once decompressed, or None when they do not decompress or exceed `cap`
+    (an embedded log comes from elsewhere: it must not expand without bound)."""
+    import zstandard  # noqa: PLC0415
+
+    total = 0
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(blob), read_across_frames=True) as reader:
+            while chunk := reader.read(1 << 20):
+                total += len(chunk)
+                if total > cap:
+                    return None
+    except zstandard.ZstdError:
+        return None
+    return total
+
+
+@dataclass
+class PruneOutcome:
+    removed: int
+    bytes_before: int
+    bytes_after: int
 
 
 @dataclass

@@ -94,6 +94,8 @@ def _print_stacked(console: Console, columns: Sequence[Column], cells: list[list
     for row, line in zip(cells, lines[1:] if header else lines):
         _print_line(console, line)
         below = Text("  ").join(row[i] for i, col in enumerate(columns) if not col.whole and row[i].plain)
+        if not below.plain:  # nothing to put below this row (a run without a label)
+            continue
         for part in below.wrap(console, max(console.width - STACK_INDENT, STACK_BELOW)):
             part.rstrip()
             console.print(Text(" " * STACK_INDENT) + part, soft_wrap=True)
