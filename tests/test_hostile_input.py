@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from triage.errors import InputError
+
 from .conftest import ROOT, corpus
 
 REAL = corpus("dfc/cases/043-").read_bytes()
@@ -292,6 +294,31 @@ def test_a_document_over_the_size_cap_is_refused(tmp_path: Path) -> None:
     proc = triage("ingest", str(big), "--db", str(tmp_path / "x.db"))
     assert proc.returncode == 2
     assert proc.stderr.decode().startswith(f"error: document over {MAX_DOCUMENT_BYTES >> 20} MiB")
+
+
+def test_embedded_logs_have_their_own_room_beside_the_size_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--embed-log` adds each kept log (zstd, base64) to the document: that text has its own bound, and what
+    reports render (the rest of the document) stays within the contract's cap."""
+    from triage import contract
+    from triage.store import open_store
+
+    log = tmp_path / "build.log"
+    log.write_bytes(REAL + b"".join(b"INFO: step %d of %x\n" % (n, n * 2654435761 % 2**32) for n in range(4000)))
+    made = triage("scan", str(log), "--format", "json", "--no-store", "--embed-log")
+    doc_path = tmp_path / "doc.json"
+    doc_path.write_bytes(made.stdout)
+    data = len(json.loads(made.stdout)["run"]["inputs"][0]["log"]["data"])
+    rest = len(made.stdout) - data
+    assert data > rest  # the log is most of the document
+    monkeypatch.setattr(contract, "MAX_DOCUMENT_BYTES", rest + 16)  # the log alone takes it over the cap
+    with open_store(tmp_path / "a.db") as store:
+        assert store.ingest_file(doc_path).run_id == 1
+        assert store.kept_log(1, str(log)) == log.read_bytes()
+    monkeypatch.setattr(contract, "MAX_DOCUMENT_BYTES", rest - 16)  # the rest of it is over the cap
+    with open_store(tmp_path / "b.db") as store, pytest.raises(InputError, match="besides its embedded logs"):
+        store.ingest_file(doc_path)
+    with open_store(tmp_path / "b.db") as store:
+        assert store.db["runs"].count == 0
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -694,14 +694,16 @@ class Store:
         from .contract import MAX_DOCUMENT_BYTES, reject_constant
 
         shown = shown_path(str(path))
+        cap = MAX_DOCUMENT_BYTES + EMBEDDED_ROOM
         try:
             with open(path, "rb") as fh:
-                raw = fh.read(MAX_DOCUMENT_BYTES + 1)
+                raw = fh.read(cap + 1)
         except OSError as exc:
             raise InputError(f"cannot read {shown}: {exc.strerror}") from None
-        if len(raw) > MAX_DOCUMENT_BYTES:
-            raise InputError(f"document over {MAX_DOCUMENT_BYTES >> 20} MiB: not a scan result", where=shown,
-                             hint="ingest reads the output of `triage scan --format json`") from None
+        if len(raw) > cap:
+            raise InputError(f"document over {cap >> 20} MiB with its embedded logs: not a scan result", where=shown,
+                             hint="ingest reads the output of `triage scan --format json`; scan large "
+                                  "inputs into separate documents") from None
         try:
             doc = json.loads(raw.decode("utf-8"), parse_constant=reject_constant)
         except UnicodeDecodeError as exc:
@@ -716,6 +718,9 @@ class Store:
         except InputError as exc:  # NaN or Infinity
             exc.where = shown
             raise
+        if len(raw) - _embedded_chars(doc) > MAX_DOCUMENT_BYTES:  # the rest is what reports render
+            raise InputError(f"document over {MAX_DOCUMENT_BYTES >> 20} MiB besides its embedded logs: not a "
+                             "scan result", where=shown, hint="ingest reads the output of `triage scan --format json`")
         try:
             return self.ingest(doc, force=force)
         except InputError as exc:
@@ -1108,6 +1113,20 @@ class Store:
 
 
 EMBEDDED_MAX = 64 << 20  # compressed bytes an embedded log may have (the kept text is capped at 50 MiB raw)
+EMBEDDED_ROOM = 2 * (EMBEDDED_MAX * 4 // 3)  # what a document may hold beyond the contract's cap in embedded
+# logs (base64): two of the largest, or dozens of ordinary compile logs (a 50 MiB log is about 5 MiB of zstd)
+
+
+def _embedded_chars(doc: Any) -> int:
+    """Characters of the `--embed-log` data a parsed document carries (not counted in its contract's size)."""
+    run = doc.get("run") if isinstance(doc, Mapping) else None
+    inputs = run.get("inputs") if isinstance(run, Mapping) else None
+    total = 0
+    for item in inputs if isinstance(inputs, list) else []:
+        log = item.get("log") if isinstance(item, Mapping) else None
+        if isinstance(log, Mapping) and isinstance(log.get("data"), str):
+            total += len(log["data"])
+    return total
 
 
 def _embedded_logs(doc: dict[str, Any]) -> dict[str, tuple[bytes | None, bool]]:
