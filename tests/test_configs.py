@@ -6,6 +6,10 @@ Model Zoo scripts never combine resources_param with the performance flow, which
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +24,8 @@ from triage.configs import (
     read_python_script,
 )
 
-CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "fixtures" / "corpus"
 
 
 def _file(pattern: str) -> Path:
@@ -203,6 +208,61 @@ def test_evidence_of_names_both_lines() -> None:
     assert [(e.path, e.line) for e in ev] == [("model.alls", 2), ("model.alls", 3)]
     assert ev[1].text == "performance_param(compiler_optimization_level=2)"
     assert ev[1].captures["level"] == "2" and ev[0].captures["resources_line"] == "2"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Hostile configs: read with the pack loader's limits, in linear time, never a traceback
+
+HOSTILE = Path(__file__).parent / "data" / "hostile"
+
+
+def _scan_cli(*paths: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """The whole CLI, with a hang guard far above what a linear read takes on a busy machine (seconds) and far
+    below what the quadratic readers took on these inputs (hours at their sizes)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "triage", "scan", "--no-store", "--format", "json", *map(str, paths)],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
+
+
+@pytest.mark.parametrize("name, why", [
+    ("hls4ml_config-alias-bomb.yml", "YAML aliases are not read in configs (line 3); not read"),
+    ("hls4ml_config-deep.yml", "nested deeper than 64 levels; not read"),
+    ("hls4ml_config-deep.json", "nested deeper than 64 levels; not read"),
+])
+def test_configs_are_read_with_the_limits_of_packs(name: str, why: str) -> None:
+    proc = _scan_cli(HOSTILE / name)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"warning: {HOSTILE / name}: {why}" in proc.stderr
+    assert json.loads(proc.stdout)["facts"] == []
+
+
+def test_printed_dict_nested_past_the_bound_gives_no_traceback(tmp_path: Path) -> None:
+    log = tmp_path / "convert.log"
+    log.write_text("config = {'HLSConfig': " + "{'a': " * 5000 + "1" + "}" * 5001 + "\n")
+    proc = _scan_cli(log)
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_an_unclosed_bracket_in_a_model_script_is_read_in_linear_time(tmp_path: Path) -> None:
+    """`.alls` with an unclosed `(`: every later line was joined and recounted (1 MB: over 250 s; this 3 MB
+    script: over half an hour)."""
+    script = tmp_path / "model.alls"
+    script.write_text("performance_param(compiler_optimization_level=max\n" + "x = 1, 2, (3\n" * 240_000
+                      + "resources_param(strategy=greedy)\n")
+    proc = _scan_cli(script)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert json.loads(proc.stdout)["run"]["inputs"][0]["lines"] == 240_002
+
+
+def test_a_large_script_with_stray_quotes_and_braces_is_read_in_linear_time(tmp_path: Path) -> None:
+    """The printed-dict reader re-counted braces over the whole joined text on every line (1.2 MB build.tcl:
+    over 200 s; this 3.6 MB one: over half an hour): a Tcl script full of `{'` and apostrophes."""
+    tcl = tmp_path / "build.tcl"
+    tcl.write_text("set x {'it's a tcl list\n" + "puts \"don't {stop} {'here\"\n" * 120_000)
+    assert tcl.stat().st_size > 3_000_000
+    proc = _scan_cli(tcl)
+    assert proc.returncode in (0, 1), proc.stderr
 
 
 # ---------------------------------------------------------------------------------------------

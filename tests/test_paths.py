@@ -231,3 +231,18 @@ def test_folder_with_only_traps_is_an_input_error(tmp_path: Path) -> None:
     allowed = cli(str(tmp_path), "--allow-empty")
     assert allowed.returncode == 0
     assert json.loads(allowed.stdout)["run"]["inputs"] == []
+
+
+def test_an_unreadable_folder_alone_is_never_a_pass(matcher: Matcher) -> None:
+    """It gave 0 findings and exit 0: a CI gate went green on a folder it could not read."""
+    from triage.pipeline import run_scan
+
+    with world_dir() as d:
+        locked = d / "locked"
+        locked.mkdir()
+        write_good(locked)
+        locked.chmod(0)
+        warnings: list[str] = []
+        out = as_nobody(lambda: run_scan([str(locked)], matcher.packs, warn=warnings.append) and None)
+    assert out["exit_code"] == 2
+    assert out["error"].startswith(f"error: nothing to scan in {locked}: no log, report or config file")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from . import __version__
+from .display import one_line
 from .errors import TriageError
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ PacksOpt = Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra p
 
 
 def _warn(message: str) -> None:
-    err.print(f"warning: {message}", markup=False, highlight=False)
+    err.print(f"warning: {one_line(message)}", markup=False, highlight=False)
 
 
 def exit_code(result, fail_on: FailOn) -> int:  # type: ignore[no-untyped-def]
@@ -138,11 +139,18 @@ def scan(
         raise TriageError("--embed-log needs --format json", hint="the text travels inside the JSON document for `triage ingest`")
     streams = _Streams(fmt, output, tee, pack_set, dims, fail_on.value,
                        folders=any(p != "-" and Path(p).is_dir() for p in paths), quiet=quiet, verbose=verbose)
+    if html is not None:
+        from .files import check_writable
+
+        check_writable(html, make_parents=True)
     streams.embed_log = embed_log
     try:
         outcome = run_scan(paths, pack_set, warn=_warn, jobs=_jobs(jobs), store=store,
                            on_finding=streams.finding_callback(), sinks=streams.sinks(), prepare=streams.prepare,
                            allow_empty=allow_empty, keep_logs=embed_log)
+    except BaseException:
+        streams.abort()
+        raise
     finally:
         streams.stop_progress()
     streams.finish(outcome)
@@ -150,7 +158,7 @@ def scan(
         from .report import write_result_report
 
         write_result_report(outcome.result, html, dimensions=store.dimensions if store else None)
-        err.print(f"report: {html}", markup=False)
+        err.print(f"report: {one_line(str(html))}", markup=False)
     raise typer.Exit(exit_code(outcome.result, fail_on))
 
 
@@ -168,17 +176,24 @@ class _Streams:
 
     def __init__(self, fmt: Format, output: Optional[Path], tee: bool, pack_set, dims: dict,  # type: ignore[no-untyped-def,type-arg]
                  fail_on: str, folders: bool, quiet: bool = False, verbose: bool = False) -> None:
+        from contextlib import ExitStack
+
+        from .files import check_writable, open_text
+
         self.fmt, self.output, self.tee, self.packs, self.dims = fmt, output, tee, pack_set, dims
         self.fail_on, self.folders, self.quiet, self.verbose = fail_on, folders, quiet, verbose
         self.handle = None
         self.streamer = None
         self.teer = None
         self.progress = None
+        self.files = ExitStack()  # an --output file replaces its target only when the run completes
+        if output is not None:
+            check_writable(output)  # before the scan, not after it
         if fmt is Format.jsonl:
             from .outputs import JsonlStream
 
             # never mix JSON Lines into the teed log on stdout
-            self.handle = open(output, "w", encoding="utf-8") if output else (sys.stderr if tee else sys.stdout)  # noqa: SIM115
+            self.handle = self.files.enter_context(open_text(output)) if output else (sys.stderr if tee else sys.stdout)
             self.streamer = JsonlStream(self.handle)
         if tee:
             from .outputs import TeeWriter
@@ -211,18 +226,23 @@ class _Streams:
             self.progress.__exit__(None, None, None)
             self.progress = None
 
+    def abort(self) -> None:
+        """The run failed: a partly written --output file is removed, the previous one kept."""
+        self.files.__exit__(RuntimeError, RuntimeError("aborted"), None)
+
     def finish(self, outcome) -> None:  # type: ignore[no-untyped-def]
         result = outcome.result
         if self.streamer is not None:
             self.streamer.finish(result)
-            if self.handle not in (sys.stdout, sys.stderr):
-                self.handle.close()
+            self.files.close()
             return
         if self.fmt in (Format.text, Format.short):
+            import io
+
             from .console import print_result, print_short, print_summary
 
-            console = Console(stderr=self.tee, highlight=False, soft_wrap=False,
-                              file=open(self.output, "w", encoding="utf-8") if self.output else None)  # noqa: SIM115
+            buffer = io.StringIO() if self.output else None  # an --output file is written whole, or not at all
+            console = Console(stderr=self.tee, highlight=False, soft_wrap=False, file=buffer)
             note = None
             if outcome.run_id is not None:
                 note = f"run {outcome.run_id} {'already stored' if outcome.duplicate else 'stored'}"
@@ -231,8 +251,10 @@ class _Streams:
             show = print_summary if self.quiet else short if self.fmt is Format.short else print_result
             extra = {"verbose": self.verbose} if show is print_result else {}
             show(console, result, duration_s=outcome.duration_s, note=note, **extra)
-            if self.output:
-                console.file.close()
+            if buffer is not None:
+                from .files import write_text
+
+                write_text(self.output, buffer.getvalue())
             return
         if self.fmt is Format.json:  # the documented contract, plus what `triage ingest` needs elsewhere
             import json
@@ -248,7 +270,9 @@ class _Streams:
 
             text = render(result, self.fmt.value, self.packs, fail_on=self.fail_on)
         if self.output:
-            self.output.write_text(text, encoding="utf-8")
+            from .files import write_text
+
+            write_text(self.output, text)
         elif self.tee:
             sys.stderr.write(text)
         else:
@@ -440,7 +464,9 @@ def explain(
     from .kb import explain as explain_text
 
     if text == "-":
-        text = sys.stdin.read()
+        if sys.stdin is None or sys.stdin.buffer.closed:
+            raise TriageError("cannot read standard input: it is closed", hint="give the line as an argument")
+        text = sys.stdin.buffer.read(1 << 20).decode("utf-8", "replace")  # a pasted line or several, not a log
     result = explain_text(text, load_packs(packs or []))
     if as_json:
         _print_json(result.to_dict())
@@ -485,6 +511,12 @@ def main() -> None:
     except Exception as exc:  # the argument parser's errors arrive here in non-standalone mode
         if exc.__class__.__name__ == "Abort":
             sys.exit(130)
+        sqlite3 = sys.modules.get("sqlite3")  # imported only by commands that open a database
+        if sqlite3 is not None and isinstance(exc, sqlite3.Error):  # a report's query met a corrupt database
+            from .store import store_error
+
+            err.print(store_error(exc).render(), markup=False, highlight=False)
+            sys.exit(2)
         if exc.__class__.__name__ == "NoArgsIsHelpError":  # `triage kb`: the group's help is the answer
             exc.show()  # type: ignore[attr-defined]
             sys.exit(2)

@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from .display import one_line
 from .errors import TriageError
 
 DbOpt = Annotated[Optional[Path], typer.Option("--db", help="Run database (default: TRIAGE_DB or the user data folder).")]
@@ -31,7 +32,7 @@ def _done(as_json: bool, data: dict[str, object]) -> None:
     else:
         for key, value in data.items():
             if key.endswith("path"):
-                print(f"wrote {value}")
+                print(f"wrote {one_line(str(value))}")
 
 
 def report(

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
+from .display import for_terminal
+from .errors import InputError, TriageError
 from .model import RUN_STATUSES, RUN_TOOLS
 
 if TYPE_CHECKING:
@@ -165,26 +167,51 @@ def ingest(
     db: DbOpt = None,
     packs: PacksOpt = None,
 ) -> None:
-    """Store scan results made elsewhere, such as by CI jobs."""
+    """Store scan results made elsewhere, such as by CI jobs.
+
+    Each document is checked against the JSON contract and stored in one transaction; a rejected one is
+    reported (error, field, file) and stores nothing, the others are stored; the exit code is then 2."""
     outcomes: list[tuple[Path, _store.RecordOutcome]] = []
+    rejected: list[TriageError] = []
     pack_set = load_packs(packs or [])
     with _store.open_store(_db(db)) as store:
         store.sync_causes(pack_set)  # the knowledge the findings refer to, as in a database `scan` writes
         for path in files:
-            outcomes.append((path, store.ingest_file(path, force=force)))
+            try:
+                outcomes.append((path, store.ingest_file(path, force=force)))
+            except InputError as exc:
+                rejected.append(exc)
+    _report_rejected(rejected)
     if as_json:
         _dump([{"file": str(p), "run_id": o.run_id, "duplicate": o.duplicate, "undated": o.undated} for p, o in outcomes])
+        _exit_if(rejected)
         return
     from rich.text import Text  # noqa: PLC0415
 
     out = _out()
     for path, o in outcomes:
-        line = Text(f"{path}: ")
+        line = Text(f"{for_terminal(str(path))}: ")
         line.append(f"run {o.run_id}", style="bold")
         line.append(" (already stored)" if o.duplicate else " stored", style="dim" if o.duplicate else "green")
         if o.undated and not o.duplicate:
             line.append(" (no `created` in the document: dated now)", style="yellow")
         out.print(line)
+    _exit_if(rejected)
+
+
+def _report_rejected(rejected: list[TriageError]) -> None:
+    if not rejected:
+        return
+    from rich.console import Console  # noqa: PLC0415
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for exc in rejected:
+        err.print(exc.render(), markup=False, highlight=False)
+
+
+def _exit_if(rejected: list[TriageError]) -> None:
+    if rejected:
+        raise typer.Exit(2)
 
 
 def retriage(
@@ -222,12 +249,14 @@ def print_runs(out: Console, rows: Iterable[dict[str, Any]], filters: str = "") 
 
     from .tables import Column, print_table
 
+    filters = for_terminal(filters)
     columns = [Column("id", whole=True, justify="right"), Column("created (UTC)", whole=True), Column("label"),
                Column("tool", whole=True), Column("status", whole=True), Column("findings", whole=True, justify="right"),
                Column("top finding", whole=True)]
     widths: list[int] | None = None
     for chunk in _chunks(rows, RUNS_PER_TABLE):
-        widths = print_table(out, columns, [_run_cells(r) for r in chunk], header=widths is None, at_least=widths)
+        widths = print_table(out, columns, [_run_cells(for_terminal(r)) for r in chunk], header=widths is None,
+                             at_least=widths)
     if widths is None:
         out.print(Text(f"no stored run matches {filters}" if filters else "no runs stored yet", style="dim"))
 
@@ -263,6 +292,8 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
     from .console import print_result
     from .tables import emit
 
+    run = for_terminal(run)
+
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
@@ -281,6 +312,7 @@ def print_run(out: Console, run: dict[str, Any]) -> None:
 def print_retriage(out: Console, changes: list[_store.RetriageChange]) -> None:
     from rich.text import Text  # noqa: PLC0415
 
+    changes = for_terminal(changes)
     changed = [c for c in changes if c.changed and not c.skipped]
     skipped = [c for c in changes if c.skipped]
     for c in changed:

@@ -77,6 +77,15 @@ _COMMAND = re.compile(
 _KWARG = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(.*)$", re.S)
 
 
+MAX_STATEMENT_CHARS = 64 << 10  # a model-script command joined over lines; longer is an unclosed bracket
+MAX_DEPTH = 64  # nesting of a config (YAML, JSON, printed dict): the pack loader's bound
+MAX_NODES = 200_000  # YAML nodes of one config
+
+
+class ConfigRefused(ValueError):
+    """A config read with the limits packs are read with (no aliases, bounded depth and size): why not."""
+
+
 def _strip_comment(line: str) -> str:
     quote = ""
     for i, ch in enumerate(line):
@@ -129,19 +138,24 @@ def read_alls(path: str, text: str) -> list[Fact]:
     (an open bracket) is joined and reported at its first line.
     """
     facts: list[Fact] = []
-    pending = ""
+    parts: list[str] = []  # the lines of the command being joined (an open bracket)
+    size = depth = 0
     start = 0
     for no, raw in enumerate(text.split("\n"), 1):
-        body = _strip_comment(raw).rstrip()
-        if not pending and not body.strip():
+        body = _strip_comment(raw).strip()
+        if not parts and not body:
             continue
-        if not pending:
+        if not parts:
             start = no
-        pending = f"{pending} {body.strip()}" if pending else body.strip()
-        if pending.count("(") + pending.count("[") + pending.count("{") > \
-                pending.count(")") + pending.count("]") + pending.count("}"):
+        parts.append(body)
+        size += len(body) + 1
+        # counted per line, not over the joined text: an unclosed `(` once made reading quadratic
+        depth += body.count("(") + body.count("[") + body.count("{") - body.count(")") - body.count("]") - body.count("}")
+        if depth > 0 and size <= MAX_STATEMENT_CHARS:
             continue
-        command, pending = pending, ""
+        command, parts, size, depth = " ".join(parts), [], 0, 0
+        if len(command) > MAX_STATEMENT_CHARS:  # an unclosed bracket swallowing the file: no command
+            continue
         m = _COMMAND.match(command)
         if not m:
             continue
@@ -221,12 +235,16 @@ def read_hls4ml_config(path: str, text: str) -> list[Fact]:
 
     lines = text.split("\n")
     out: list[Fact] = []
+    text = _YAML_BREAKS.sub(" ", text)
     try:
-        node = yaml.compose(_YAML_BREAKS.sub(" ", text), Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+        _check_yaml(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        if _json_depth(text) > MAX_DEPTH:
+            raise ConfigRefused(f"nested deeper than {MAX_DEPTH} levels; not read") from None
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return []
         return _facts_from_value(data, "", path, 1, "")
     if node is not None:
@@ -234,13 +252,58 @@ def read_hls4ml_config(path: str, text: str) -> list[Fact]:
     return out
 
 
-def _facts_from_value(value: Any, prefix: str, path: str, line: int, context: str) -> list[Fact]:
+def _check_yaml(text: str) -> None:
+    """The pack loader's limits, on the events (no tree built): aliases refused (an 800-byte file of nested
+    aliases once grew to 11 GB as a tree), nesting and node count bounded."""
+    import yaml  # noqa: PLC0415
+
+    depth = nodes = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            raise ConfigRefused(f"YAML aliases are not read in configs (line {event.start_mark.line + 1}); not read")
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ConfigRefused(f"nested deeper than {MAX_DEPTH} levels; not read")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+        if isinstance(event, yaml.NodeEvent):
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise ConfigRefused(f"more than {MAX_NODES} YAML nodes; not read")
+
+
+def _json_depth(text: str) -> int:
+    """The deepest bracket nesting of a JSON text (strings skipped), without parsing it."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _facts_from_value(value: Any, prefix: str, path: str, line: int, context: str, depth: int = 0) -> list[Fact]:
     out: list[Fact] = []
+    if depth > MAX_DEPTH:
+        return out
     if isinstance(value, dict):
         if not value and prefix:
             out.append(Fact(path, line, prefix, "{}", context))
         for k, v in value.items():
-            out.extend(_facts_from_value(v, f"{prefix}.{k}" if prefix else str(k), path, line, context))
+            out.extend(_facts_from_value(v, f"{prefix}.{k}" if prefix else str(k), path, line, context, depth + 1))
     elif prefix:
         if isinstance(value, list | tuple):
             out.append(Fact(path, line, prefix, "[" + ", ".join(_scalar(v) for v in value) + "]", context))
@@ -262,11 +325,12 @@ def read_hls4ml_printed_config(path: str, lines: Iterable[tuple[int, str]]) -> l
     A dict may span several lines; all its facts carry the line where it starts.
     """
     out: list[Fact] = []
-    buf = ""
+    parts: list[str] = []
+    size = 0
     start = 0
-    depth = 0
+    state = _Braces()
     for no, text in lines:
-        if not buf:
+        if not parts:
             pos = text.find("{'")
             if pos < 0:
                 pos = text.find('{"')
@@ -274,12 +338,19 @@ def read_hls4ml_printed_config(path: str, lines: Iterable[tuple[int, str]]) -> l
                 continue
             text = text[pos:]
             start = no
-        buf += text.strip()
-        depth = _brace_depth(buf)
-        if depth > 0 and len(buf) < 1_000_000:
-            continue
-        candidate = buf[: _dict_end(buf)] if depth <= 0 else buf
-        buf = ""
+            state = _Braces()
+        text = text.strip()
+        end = state.feed(text)  # each character is looked at once: a long unclosed dict stays linear
+        if end is not None:
+            parts.append(text[:end])
+        else:
+            parts.append(text)
+            size += len(text)
+            if size < MAX_DICT_CHARS:
+                continue
+        candidate, parts, size = "".join(parts), [], 0
+        if end is None:
+            continue  # never closed within the bound: not a dict
         try:
             data = ast.literal_eval(candidate)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -293,35 +364,31 @@ def read_hls4ml_printed_config(path: str, lines: Iterable[tuple[int, str]]) -> l
     return out
 
 
-def _depths(text: str) -> Iterator[tuple[int, int]]:
-    """(index, brace depth after it) for each character, quotes respected: one scanner for both uses."""
-    depth = 0
-    quote = ""
-    for i, ch in enumerate(text):
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        yield i, depth
+MAX_DICT_CHARS = 1_000_000  # a printed config dict joined over lines; longer is not one
 
 
-def _brace_depth(text: str) -> int:
-    depth = 0
-    for _, depth in _depths(text):
-        pass
-    return depth
+class _Braces:
+    """Brace depth over text fed piece by piece, quotes respected."""
 
+    def __init__(self) -> None:
+        self.depth = 0
+        self.quote = ""
 
-def _dict_end(text: str) -> int:
-    for i, depth in _depths(text):
-        if depth == 0 and text[i] == "}":
-            return i + 1
-    return len(text)
+    def feed(self, text: str) -> int | None:
+        """The index just past the `}` that closes the first brace, if it is in `text`."""
+        for i, ch in enumerate(text):
+            if self.quote:
+                if ch == self.quote:
+                    self.quote = ""
+            elif ch in "\"'":
+                self.quote = ch
+            elif ch == "{":
+                self.depth += 1
+            elif ch == "}":
+                self.depth -= 1
+                if self.depth == 0:
+                    return i + 1
+        return None
 
 
 # ---------------------------------------------------------------------------------------------

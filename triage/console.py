@@ -5,19 +5,19 @@ The layout follows rustc's and ruff's diagnostics: a header `severity[id]: title
 width, references one per line. Nothing a reader copies (ids, `path:line`, URLs) is ever wrapped or cut:
 when one does not fit with its indent, it gets a line of its own and may run past the width. Prose wraps;
 log text is cut with `…`. Info and harmless findings, and those a root cause explains, take one line each
-unless `verbose`. Log text is untrusted: it always goes in as `Text`, never as markup, control characters
-made visible.
+unless `verbose`. Log text is untrusted: it always goes in as `Text`, never as markup, and every entry point
+first makes its data `for_terminal` (controls and bidi overrides shown as escapes, never acted on).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from rich.console import Console
 from rich.text import Text
 
-from .display import clip
+from .display import clip, for_terminal
+from .display import one_line as safe_line
 from .model import Finding, ScanResult, Unexplained
 from .packs import Cause, interpolate
 from .tables import Column, print_table
@@ -35,12 +35,9 @@ METRICS_VERBOSE = 24
 SHORT_TEXT = 160  # an unexplained line's text in `--format short`
 MIN_LOG_TEXT = 30  # an unexplained line's text gets a line of its own when its location leaves less
 
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-
-
 def clean(text: str) -> str:
-    """Log text for a terminal: tabs become spaces, other control characters a visible `\ufffd`."""
-    return _CONTROL.sub("\ufffd", text.replace("\t", "    "))
+    """Text for one terminal line: tabs become spaces, other controls, line ends and bidi overrides escapes."""
+    return safe_line(text.replace("\t", "    "))
 
 
 def _plain(text: str, style: str = "") -> Text:
@@ -252,6 +249,7 @@ def print_result(console: Console, result: ScanResult, *, verbose: bool = False,
     """Root causes first and in full, then one line per minor finding, metrics, unexplained error lines,
     and a closing line (see `summary`). `verbose` shows every finding in full; `drafts` gives each
     unexplained line the `triage kb draft` command (by its fingerprint) that starts a pack entry for it."""
+    result = for_terminal(result)
     width = console.width
     _out(console, flow(_run_header(result), width, indent=4))
     major = [f for f in result.findings if verbose or not is_minor(f)]
@@ -368,6 +366,7 @@ def short_line(path: str, line: int, severity: str, title: str, cause_id: str) -
 def print_short(console: Console, result: ScanResult, *, duration_s: float | None = None,
                 note: str | None = None) -> None:
     """One line per root finding and per unexplained error line, then the closing line."""
+    result = for_terminal(result)
     from .outputs import UNEXPLAINED_ID
 
     for f in result.findings:
@@ -383,6 +382,7 @@ def print_short(console: Console, result: ScanResult, *, duration_s: float | Non
 def print_summary(console: Console, result: ScanResult, *, duration_s: float | None = None,
                   note: str | None = None) -> None:
     """`--quiet`: the closing line alone."""
+    result = for_terminal(result)
     console.print(summary(result, duration_s, note), soft_wrap=True)
 
 
@@ -392,6 +392,7 @@ def print_summary(console: Console, result: ScanResult, *, duration_s: float | N
 
 def print_cause(console: Console, cause: Cause) -> None:
     """`kb show`: the whole entry in the same layout as a finding."""
+    cause = for_terminal(cause)
     width = console.width
     prose = min(width, PROSE_WIDTH)
     label = Text.assemble((f"{cause.severity}[{cause.id}]", STYLE[cause.severity]), ": ")
@@ -418,6 +419,7 @@ def print_cause(console: Console, cause: Cause) -> None:
 
 def print_explanation(console: Console, explanation) -> None:  # type: ignore[no-untyped-def]
     """`explain`: every matching cause in full, or the closest known ones."""
+    explanation = for_terminal(explanation)
     if explanation.result.findings:
         for n, f in enumerate(explanation.result.all_findings()):
             if n:
@@ -435,6 +437,7 @@ def print_explanation(console: Console, explanation) -> None:  # type: ignore[no
 
 def print_cause_table(console: Console, causes: list[Cause]) -> None:
     """`packs list`."""
+    causes = for_terminal(causes)
     print_table(console, [Column("id", whole=True), Column("severity", whole=True), Column("tool", whole=True),
                           Column("title", min=TITLE_MIN)],
                 [[Text(c.id), Text(c.severity, STYLE[c.severity]), c.tool, _plain(c.shown_title)] for c in causes])
@@ -443,6 +446,7 @@ def print_cause_table(console: Console, causes: list[Cause]) -> None:
 
 def print_search(console: Console, query: str, rows: list[dict]) -> None:  # type: ignore[type-arg]
     """`kb search`."""
+    query, rows = for_terminal(query), for_terminal(rows)
     if not rows:
         console.print(Text(f"No known cause mentions {clean(query)!r}.", style="bold"), soft_wrap=True)
         return
@@ -456,6 +460,7 @@ def print_packs_test(console: Console, packs, report,  # type: ignore[no-untyped
                      only: set[str] | None = None) -> None:
     """Per-cause hits on failing vs clean fixtures, then every golden mismatch. `only`: the causes of the
     packs the author passed with --packs (the built-in ones they load beside are not listed)."""
+    report = for_terminal(report)
     console.print(Text("Causes: fixtures hit" + (" (the causes of --packs)" if only is not None else ""), "bold"))
     rows = []
     for cid, cause in sorted(packs.causes.items()):

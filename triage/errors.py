@@ -15,11 +15,15 @@ class TriageError(Exception):
         self.hint = hint
 
     def render(self) -> str:
-        lines = [f"error: {self.message}"]
+        """Three lines at most, each safe for a terminal and a CI log (a newline in a file name cannot start
+        a workflow command of its own)."""
+        from .display import one_line
+
+        lines = [f"error: {one_line(self.message)}"]
         if self.where:
-            lines.append(f"  --> {self.where}")
+            lines.append(f"  --> {one_line(self.where)}")
         if self.hint:
-            lines.append(f"  help: {self.hint}")
+            lines.append(f"  help: {one_line(self.hint)}")
         return "\n".join(lines)
 
 

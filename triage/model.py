@@ -64,6 +64,7 @@ class InputInfo:
     lines: int
     bytes: int = 0
     blank: bool = False  # nothing but whitespace was read (not part of the JSON document)
+    unread: str | None = None  # why it could not be read to its end (the warnings say so too)
 
 
 @dataclass

@@ -35,6 +35,7 @@ from types import TracebackType
 from typing import IO, Any, BinaryIO, TextIO
 from urllib.parse import quote, urlsplit
 
+from .display import one_line, terminal_safe
 from .fingerprint import fingerprint
 from .formats import evidence_dict, finding_dict, to_json, unexplained_dict
 from .model import SEVERITY_RANK, Evidence, Finding, ScanResult, Unexplained
@@ -471,13 +472,13 @@ def github_command(level: str, message: str, *, file: str | None = None, line: i
                    title: str | None = None) -> str:
     props = []
     if file:
-        props.append(f"file={escape_property(file)}")
+        props.append(f"file={escape_property(terminal_safe(file))}")
         if line:
             props.append(f"line={line}")
     if title:
-        props.append(f"title={escape_property(title)}")
+        props.append(f"title={escape_property(terminal_safe(title))}")
     head = f"::{level} {','.join(props)}" if props else f"::{level}"
-    return f"{head}::{escape_data(message)}"
+    return f"{head}::{escape_data(terminal_safe(message))}"
 
 
 def to_github(result: ScanResult, *, base_dir: str | os.PathLike[str] | None = None) -> str:
@@ -544,7 +545,7 @@ class TeeWriter:
                 os.close(devnull)
 
     def on_finding(self, cause: Cause, evidence: Evidence) -> None:
-        self.err.write(finding_line(cause, evidence) + "\n")
+        self.err.write(one_line(finding_line(cause, evidence)) + "\n")
         self.err.flush()
 
 
@@ -653,7 +654,9 @@ class BytesProgress:
         delta = min(seen, cap) - before
         if key != self._current:
             self._current = key
-            self.progress.update(self.task, description=_short(source.display))
+            from rich.markup import escape  # the description column reads markup: a file name is not
+
+            self.progress.update(self.task, description=escape(one_line(_short(source.display))))
         if delta > 0:
             self.progress.advance(self.task, delta)
 

@@ -68,8 +68,7 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
     if parallel:
         # The pool's workers cannot share the sink: the files are hashed (and kept) beside them, on a thread
         # whose sha256 and zstd calls release the GIL.
-        inputs = [InputInfo(s.display, s.kind, 0) for s in sources]
-        hashing = threading.Thread(target=keeper.complete, args=(inputs,), daemon=True)
+        hashing = threading.Thread(target=keeper.complete, args=(sources,), kwargs={"limited": True}, daemon=True)
         hashing.start()
     else:
         all_sinks.append(keeper.sink)
@@ -79,7 +78,7 @@ def run_scan(paths: Sequence[str], packs: PackSet, *, warn: Warn | None = None, 
                           jobs=jobs)
     if hashing is not None:
         hashing.join()
-    keeper.complete(result.run.inputs)
+    keeper.complete(sources)
     _check_empty(result.run.inputs, warnings, allow_empty)
     result.warnings = warnings.messages
     outcome = ScanOutcome(result, sources, duration_s=time.perf_counter() - started, keeper=keeper, created=created)
@@ -100,6 +99,10 @@ def _check_empty(inputs: Sequence[InputInfo], warn: Warn, allow_empty: bool) -> 
     """Every input blank: an input error (unless allowed); some blank: a warning each."""
     blank = [i for i in inputs if i.blank]
     if inputs and len(blank) == len(inputs) and not allow_empty:
+        unread = next((i for i in blank if i.unread), None)
+        if unread is not None:  # fail closed: what could not be read is never a pass
+            raise InputError(f"nothing readable in {unread.path}: {unread.unread}",
+                             hint="check the file (or copy it again); the warnings above say how far it read")
         what = "standard input is empty" if [i.path for i in blank] == ["<stdin>"] else \
             f"{blank[0].path} is empty" if len(blank) == 1 else f"all {len(blank)} inputs are empty"
         stdin = " (`triage scan $LOG` with LOG unset reads stdin)" if blank[0].path == "<stdin>" else ""

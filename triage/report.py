@@ -336,14 +336,10 @@ def write_run_report(store: Any, run_id: int, out: str | Path, *, now: datetime 
 
 
 def _write(path: Path, text: str) -> Path:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise TriageError(f"cannot write report: {exc.strerror}", where=str(path)) from None
-    return path
+    """Whole or not at all (a temporary file renamed over the target); the report's folder is created."""
+    from .files import write_text
+
+    return write_text(path, text, make_parents=True)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import io
 import os
 import signal
 import sys
+from time import perf_counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,14 +18,14 @@ from typing import Any
 import regex
 
 from . import advice
-from .configs import Fact, evidence_of, misconfigurations, read_config
+from .configs import ConfigRefused, Fact, evidence_of, misconfigurations, read_config
 from .detect import ENDING_PHASES, CompiledRule, Detection, compile_rules
 from .display import EVIDENCE_CHARS, clip
 from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
 from .gate import Gate, make_gate
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
-from .packs import Cause, PackSet, Signature, interpolate
+from .packs import REGEX_TIMEOUT_S, Cause, PackSet, Signature, interpolate
 from .sources import LINE_CAP, Block, ReadStats, Source, decode, discover, open_binary, read_blocks
 from .split import SPLIT_MIN_BYTES, Range, RangeReader, lines_after, lines_before, plain_file, plan_ranges
 
@@ -34,7 +35,8 @@ MAX_UNEXPLAINED = 500
 TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many lines below it
 WHOLE_TEXT_CAP = 8 << 20  # reports and configs are read whole (they are small) up to this size
 MAX_LOG_METRICS = 1000
-MAX_TIMEOUTS = 3  # a signature that times out this often is dropped for the rest of the input
+SLOW_CALL_S = 0.005  # a regex call slower than this is charged to its rule's budget (a sound one takes µs)
+RULE_BUDGET_S = 1.0  # per rule and input: charged past this, the rule is dropped for the rest of the input
 MEMO_LINES = 8192  # distinct candidate lines remembered per input (the memo is emptied when full) ...
 MEMO_LINE_BYTES = 512  # ... of at most this many bytes: bounded memory, whatever the log
 
@@ -181,17 +183,20 @@ class Matcher:
 
     def scan_source(self, source: Source, index: int, *, warn: Warn | None = None,
                     on_finding: OnFinding | None = None, raw_sink: RawSink | None = None,
-                    part: Range | None = None) -> SourceResult:
+                    part: Range | None = None, limit: int | None = None) -> SourceResult:
+        """`limit`: read no more than that many bytes of the file (a parallel scan fixes each file's size when
+        it plans, so what it hashes and keeps is what it scanned, even of a file still being written)."""
         sink = None if raw_sink is None else (lambda data: raw_sink(source, data))
-        return _SourceScan(self, source, index, warn, on_finding, sink, part).run()
+        return _SourceScan(self, source, index, warn, on_finding, sink, part, limit).run()
 
 
 class _SourceScan:
     def __init__(self, matcher: Matcher, source: Source, index: int, warn: Warn | None,
                  on_finding: OnFinding | None, raw_sink: Callable[[bytes], None] | None,
-                 part: Range | None = None) -> None:
+                 part: Range | None = None, limit: int | None = None) -> None:
         self.m = matcher
         self.part = part
+        self.limit = limit
         self.source = source
         self.index = index
         self.path = source.display
@@ -203,7 +208,8 @@ class _SourceScan:
         self.unexplained: dict[str, Unexplained] = {}
         self.detection = Detection()
         self.timeouts: list[str] = []
-        self.timeout_counts: dict[str, int] = {}
+        self.slow_time: dict[int, float] = {}  # time charged per rule (see _charge)
+        self.unexplained_full = False
         self.disabled: set[int] = set()
         self.spent: frozenset[int] = frozenset()  # literal ids whose targets can add nothing more here
         self.tail: list[str] = []  # last CONTEXT lines of the previous block
@@ -228,7 +234,7 @@ class _SourceScan:
         stats = ReadStats()
         part = self.part
         if part is None:
-            stream = open_binary(self.source)
+            stream = open_binary(self.source, limit=self.limit)
         else:  # one range of a large file, scanned beside the others
             stream = io.BufferedReader(RangeReader(self.source.path, part.start, part.end))  # type: ignore[assignment]
             self.tail = lines_before(self.source.path, part.start, CONTEXT)
@@ -246,7 +252,8 @@ class _SourceScan:
         return self.result(stats)
 
     def result(self, stats: ReadStats) -> SourceResult:
-        info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes, blank=stats.blank)
+        info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes, blank=stats.blank,
+                         unread=stats.truncated)
         result = SourceResult(self.index, info, self.hits, self.unexplained, self.detection, self.warnings,
                               self.timeouts, self.metrics, tail=list(self.tail))
         if self.whole is not None:
@@ -254,7 +261,12 @@ class _SourceScan:
             if self.source.kind == "report":
                 result.metrics = parse_metrics(self.path, text)
             else:
-                result.facts = read_config(self.path, text)
+                try:
+                    result.facts = read_config(self.path, text)
+                except ConfigRefused as exc:
+                    self.warn(f"{self.path}: {exc}")
+                except RecursionError:  # a reader that recurses met a nesting its own checks missed
+                    self.warn(f"{self.path}: nested too deeply to read as a config; not read")
         return result
 
     def _scan_block(self, block: Block) -> None:
@@ -332,12 +344,14 @@ class _SourceScan:
                 if id(sig) in self.disabled:
                     outcome.pure = False
                     continue
+                started = perf_counter()
                 try:
                     caps = sig.match(text)
                 except TimeoutError:
+                    caps = None
                     self._timed_out(sig, line_no)
                     outcome.pure = False
-                    continue
+                self._charge(sig, perf_counter() - started, line_no)
                 if caps is not None:
                     outcome.matches.append((sig, caps))
             elif target.rule is not None:
@@ -348,11 +362,16 @@ class _SourceScan:
                 if rule.passive and self.detection.saturated(rule):
                     outcome.rules.append((rule, None))  # saturation only grows: skipped on any replay too
                     continue
-                try:
-                    m = rule.compiled.search(text, timeout=0.25)
-                except TimeoutError:
+                if id(rule) in self.disabled:
                     outcome.pure = False
                     continue
+                started = perf_counter()
+                try:
+                    m = rule.compiled.search(text, timeout=REGEX_TIMEOUT_S)
+                except TimeoutError:
+                    m = None
+                    outcome.pure = False
+                self._charge(rule, perf_counter() - started, line_no)
                 outcome.rules.append((rule, {k: v for k, v in m.groupdict().items() if v} if m else None))
             elif target.metric:
                 outcome.metric = True
@@ -360,24 +379,56 @@ class _SourceScan:
                 error_like = True
         if error_like and "[HailoRT]" in text:
             outcome.readable = advice.readable_error(text)
-        if error_like and ERROR_LINE.search(text):
+        if error_like and self._error_line(text, line_no, outcome):
             outcome.fingerprint = fingerprint(text)
         return outcome
 
+    def _error_line(self, text: str, line_no: int, outcome: _Outcome) -> bool:
+        """ERROR_LINE on a line the gate found an error word in. Past its time, or its budget, the word alone
+        decides (fail closed: a line that might be an error is kept as one; such an outcome is not memoised)."""
+        if id(ERROR_LINE) in self.disabled:
+            outcome.pure = False
+            return True
+        started = perf_counter()
+        try:
+            found = ERROR_LINE.search(text, timeout=REGEX_TIMEOUT_S) is not None
+        except TimeoutError:
+            found = True
+            outcome.pure = False
+        self._charge(ERROR_LINE, perf_counter() - started, line_no)
+        return found
+
     def _timed_out(self, sig: Signature, line_no: int) -> None:
-        """Say so once; after MAX_TIMEOUTS the signature is dropped for the rest of this input, so a
-        hostile pattern costs seconds, not REGEX_TIMEOUT_S on every crafted line."""
+        """Said once per signature: a line it could not finish on is a line it may have missed."""
         key = f"{sig.cause_id}#{sig.index + 1}"
-        count = self.timeout_counts.get(key, 0) + 1
-        self.timeout_counts[key] = count
-        if count == 1:
+        if key not in self.timeouts:
             self.timeouts.append(key)
             self.warn(f"{self.path}:{line_no}: signature {key} exceeded its time bound; skipped on this line")
-        if count == MAX_TIMEOUTS:
-            self.disabled.add(id(sig))
-            self.spent |= self.m.ids_of[id(sig)]
-            self.warn(f"{self.path}:{line_no}: signature {key} timed out {count} times; "
-                      "not run on the rest of this input")
+
+    def _charge(self, rule: Signature | CompiledRule | regex.Pattern[str], elapsed: float, line_no: int) -> None:
+        """The time budget of every regex, per input: a call slower than SLOW_CALL_S is charged to its rule, and
+        a rule whose charges pass RULE_BUDGET_S is dropped for the rest of the input, with one warning. A
+        hostile pattern (0.11 s a line stays under the per-call bound) then costs about a second, not hours."""
+        if elapsed < SLOW_CALL_S:
+            return
+        key = id(rule)
+        # a call counts for no more than its bound (a loaded machine overshoots it): one crafted line never
+        # drops a rule by itself
+        spent = self.slow_time.get(key, 0.0) + min(elapsed, REGEX_TIMEOUT_S)
+        self.slow_time[key] = spent
+        if spent < RULE_BUDGET_S or key in self.disabled:
+            return
+        self.disabled.add(key)
+        if isinstance(rule, Signature):
+            name = f"signature {rule.cause_id}#{rule.index + 1}"
+            self.spent |= self.m.ids_of[key]
+        elif isinstance(rule, CompiledRule):
+            name = f"detection rule {rule.rule.regex[:60]!r}"
+            self.spent |= self.m.ids_of[key]
+        else:
+            name = "the error-line pattern (from here on a line with an error word counts as an error line)"
+        self.warn(f"{self.path}:{line_no}: {name} used its time budget ({RULE_BUDGET_S:g} s on slow lines); "
+                  "not run on the rest of this input")
 
     def _metric(self, metric: Metric) -> None:
         """Logs repeat their tables (every partition attempt, every context): keep the latest figure per
@@ -467,6 +518,10 @@ class _SourceScan:
             entry = self.unexplained[fp] = Unexplained(self.path, line_no, clip(text, EVIDENCE_CHARS), 1, fp,
                                                        message_id=advice.message_id(text))
             self._find_advice(entry, line_no, text, end)
+        elif not self.unexplained_full:
+            self.unexplained_full = True
+            self.warn(f"{self.path}:{line_no}: over {MAX_UNEXPLAINED} distinct error lines no cause explains; "
+                      "the later ones are not listed")
         if header:
             # only headers still within reach of a later finding are kept: bounded, whatever the log
             self.open_tracebacks = [(ln, f) for ln, f in self.open_tracebacks if line_no - ln <= TRACEBACK_REACH]
@@ -476,7 +531,7 @@ class _SourceScan:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
+def merge(packs: PackSet, results: list[SourceResult], warn: Warn | None = None) -> ScanResult:
     """Combine per-source results in input order and decide findings, root causes and status."""
     results = sorted(results, key=lambda r: r.index)
     detection = Detection()
@@ -485,6 +540,7 @@ def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
     warnings: list[str] = []
     metrics: list[Metric] = []
     facts: list[Fact] = []
+    left_out = 0
     for r in results:
         metrics.extend(r.metrics)
         facts.extend(r.facts)
@@ -501,7 +557,15 @@ def merge(packs: PackSet, results: list[SourceResult]) -> ScanResult:
                 unexplained[fp].count += u.count
             elif len(unexplained) < MAX_UNEXPLAINED:
                 unexplained[fp] = Unexplained(u.path, u.line, u.text, u.count, u.fingerprint, u.advice, u.message_id)
+            else:
+                left_out += 1
         warnings.extend(r.warnings)
+    if left_out:
+        note = (f"over {MAX_UNEXPLAINED} distinct error lines no cause explains across the inputs; "
+                f"{left_out} more are not listed")
+        warnings.append(note)
+        if warn is not None:
+            warn(note)
     logs = [r for r in results if r.info.kind == "log" and r.info.lines]
     findings = _findings(packs, hits, detection, _last_line(logs[-1]) if logs else None, bool(unexplained), facts)
     run = RunInfo(
@@ -737,7 +801,7 @@ def _die_with_parent(parent: int) -> None:
 def _scan_in_worker(args: tuple[Source, int, Range | None]) -> SourceResult:
     source, index, part = args
     assert _worker_matcher is not None, "the pool is started with _start_worker"
-    return _worker_matcher.scan_source(source, index, part=part)
+    return _worker_matcher.scan_source(source, index, part=part, limit=None if part else source.size)
 
 
 def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = None,
@@ -748,7 +812,8 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
     if on_finding is None and raw_sink is None and runs_in_parallel(sources, jobs):
         tasks = []
         for i, s in enumerate(sources):
-            parts: list[Range | None] = list(plan_ranges(s.path, jobs)) if s.kind == "log" and plain_file(s) else []
+            parts: list[Range | None] = list(plan_ranges(s.path, jobs, s.size)) \
+                if s.kind == "log" and plain_file(s) else []
             if len(parts) < 2:
                 parts = [None]  # read whole, exactly as the serial scan does
             tasks.extend((s, i, part) for part in parts)
@@ -765,11 +830,11 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
                 for w in r.warnings:
                     if warn:
                         warn(w)
-            return merge(packs, results)
+            return merge(packs, results, warn)
     matcher = matcher or Matcher(packs, gate)
     results = [matcher.scan_source(s, i, warn=warn, on_finding=on_finding, raw_sink=raw_sink)
                for i, s in enumerate(sources)]
-    return merge(packs, results)
+    return merge(packs, results, warn)
 
 
 def runs_in_parallel(sources: list[Source], jobs: int) -> bool:
@@ -791,6 +856,7 @@ def _join_ranges(pieces: list[SourceResult]) -> list[SourceResult]:
         whole.info.lines += piece.info.lines
         whole.info.bytes += piece.info.bytes
         whole.info.blank = whole.info.blank and piece.info.blank
+        whole.info.unread = whole.info.unread or piece.info.unread
         for cid, h in piece.hits.items():
             total = whole.hits.get(cid)
             if total is None:

@@ -17,13 +17,14 @@ import os
 import re
 import stat
 import sys
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 
+from .decode import Unreadable, text_stream
+from .display import shown_path
 from .errors import InputError
 
 BLOCK_BYTES = 1 << 20
@@ -37,11 +38,12 @@ CR_MARK = "\u240d".encode()  # ␍
 
 # Files picked when walking a folder (an explicitly named file is always scanned).
 RECOGNISED = (
-    "*.log", "*.log.gz", "*.rpt", "*.rpt.gz", "*csynth.xml", "*.alls", "hls4ml_config.yml",
+    "*.log", "*.log.gz", "*.log.zst", "*.log.xz", "*.log.bz2", "*.rpt", "*.rpt.gz", "*.rpt.zst", "*.rpt.xz",
+    "*.rpt.bz2", "*csynth.xml", "*.alls", "hls4ml_config.yml",
     "hls4ml_config.yaml", "hls4ml_config.json", "runme.log", "vivado*.log", "vitis_hls.log",
     "*_utilization*.txt", "*utilization_report*.txt", "*.log.[0-9]",
 )
-REPORT_GLOBS = ("*.rpt", "*.rpt.gz", "*csynth.xml", "*utilization*.txt", "*timing*.txt")
+REPORT_GLOBS = ("*.rpt", "*.rpt.gz", "*.rpt.zst", "*.rpt.xz", "*.rpt.bz2", "*csynth.xml", "*utilization*.txt", "*timing*.txt")
 CONFIG_GLOBS = ("*.alls", "*.yml", "*.yaml", "*.json", "*.py", "*.tcl", "*.toml")
 
 
@@ -69,7 +71,8 @@ class Source:
 
     @property
     def display(self) -> str:
-        return "<stdin>" if self.path == STDIN else self.path
+        """The name shown and stored: a file name that is not UTF-8 shows U+FFFD (`path` keeps its bytes)."""
+        return "<stdin>" if self.path == STDIN else shown_path(self.path)
 
 
 @dataclass
@@ -96,7 +99,7 @@ class ReadStats:
     lines: int = 0
     bytes: int = 0
     capped_lines: list[int] = field(default_factory=list)
-    truncated: bool = False
+    truncated: str | None = None  # why the input could not be read to its end
     blank: bool = True  # until a character other than whitespace is read
 
 
@@ -115,20 +118,20 @@ def discover(paths: list[str], warn: Callable[[str], None]) -> list[Source]:
         try:
             st = path.stat()
         except FileNotFoundError:
-            raise InputError(f"no such file or folder: {raw}", hint="check the path") from None
+            raise InputError(f"no such file or folder: {shown_path(raw)}", hint="check the path") from None
         except OSError as exc:
-            raise InputError(f"cannot read {raw}: {exc.strerror}") from None
+            raise InputError(f"cannot read {shown_path(raw)}: {exc.strerror}") from None
         if stat.S_ISDIR(st.st_mode):
             skipped = Skipped()
             found = list(_walk(path, warn, skipped))
             if skipped.total:
-                warn(f"{raw}: {skipped.summary(len(found))}")
+                warn(f"{shown_path(raw)}: {skipped.summary(len(found))}")
             elif not found:
-                warn(f"{raw}: empty folder")
+                warn(f"{shown_path(raw)}: empty folder")
             sources.extend(found)
         else:
             if not os.access(path, os.R_OK):
-                raise InputError(f"cannot read {raw}: permission denied")
+                raise InputError(f"cannot read {shown_path(raw)}: permission denied")
             sources.append(Source(str(path), kind_of(raw), st.st_size))
     return sources
 
@@ -163,121 +166,78 @@ NOT_RECOGNISED = "not named like a log, report or config"
 
 def _walk(root: Path, warn: Callable[[str], None], skipped: Skipped) -> Iterator[Source]:
     def on_error(exc: OSError) -> None:
-        warn(f"skipped {exc.filename}: {exc.strerror}")
-        skipped.add("unreadable folder", str(exc.filename))
+        warn(f"skipped {shown_path(str(exc.filename))}: {exc.strerror}")
+        skipped.add("unreadable folder", shown_path(str(exc.filename)))
 
     for folder, dirs, files in os.walk(root, onerror=on_error, followlinks=False):
         dirs.sort()
         for name in sorted(files):
             if not recognised(name):
-                skipped.add(NOT_RECOGNISED, name)
+                skipped.add(NOT_RECOGNISED, shown_path(name))
                 continue
             full = os.path.join(folder, name)
             try:
                 st = os.stat(full)  # follows a file symlink; a dangling or looping one raises
             except OSError as exc:
-                warn(f"skipped {full}: {exc.strerror or exc}")
-                skipped.add("broken link", full)
+                warn(f"skipped {shown_path(full)}: {exc.strerror or exc}")
+                skipped.add("broken link", shown_path(full))
                 continue
             if not stat.S_ISREG(st.st_mode):
-                warn(f"skipped {full}: not a regular file")
-                skipped.add("not a regular file", full)
+                warn(f"skipped {shown_path(full)}: not a regular file")
+                skipped.add("not a regular file", shown_path(full))
                 continue
             if not os.access(full, os.R_OK):
-                warn(f"skipped {full}: permission denied")
-                skipped.add("unreadable", full)
+                warn(f"skipped {shown_path(full)}: permission denied")
+                skipped.add("unreadable", shown_path(full))
                 continue
             yield Source(full, kind_of(name), st.st_size)
 
 
-def open_binary(source: Source) -> BinaryIO:
-    """Open a source for binary reading, transparently gunzipping (detected by magic bytes)."""
+def open_binary(source: Source, limit: int | None = None) -> BinaryIO:
+    """Open a source for binary reading as text bytes: decompressed (gzip, zstd, xz, bz2: told by their magic
+    bytes) and UTF-16 re-encoded as UTF-8 (told by its BOM). `limit`: read at most that many bytes of the file
+    (the size it had when a parallel scan planned it, so the bytes hashed are the bytes scanned)."""
     if source.path == STDIN:
-        raw: BinaryIO = sys.stdin.buffer
+        raw: BinaryIO = sys.stdin.buffer if sys.stdin is not None else None  # type: ignore[assignment]
+        if raw is None or raw.closed:
+            raise InputError("cannot read standard input: it is closed", hint="pipe a log in, or name a file")
     else:
         try:
             raw = open(source.path, "rb")  # noqa: SIM115 - closed by the caller
         except OSError as exc:
-            raise InputError(f"cannot read {source.path}: {exc.strerror}") from None
+            raise InputError(f"cannot read {source.display}: {exc.strerror}") from None
+    if limit is not None:
+        raw = _Limited(raw, limit)  # type: ignore[assignment]
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
     try:
-        magic = buffered.peek(2)[:2]
+        return text_stream(buffered)
     except OSError as exc:
-        raise InputError(f"cannot read {source.display}: {exc.strerror}") from None
-    if magic == b"\x1f\x8b":
-        return _Gunzip(buffered)  # type: ignore[return-value]
-    return buffered
+        raise InputError(f"cannot read {source.display}: {exc.strerror or exc}") from None
+    except ValueError:  # stdin closed under us
+        raise InputError("cannot read standard input: it is closed", hint="pipe a log in, or name a file") from None
 
 
-class _Gunzip:
-    """Streaming gunzip that keeps every byte it could decompress when the file is cut short.
+class _Limited(io.RawIOBase):
+    """The first `limit` bytes of a binary file."""
 
-    `gzip.GzipFile.read` drops the data of a read that hits a truncated end; here that data is returned
-    first and the truncation is raised on the following read. Input that starts with the gzip magic bytes
-    but cannot be decompressed from its start (a bad header, or nothing after it) is read as it is, as
-    text, and `read_as_text` says so: those bytes are all there is.
-    """
-
-    def __init__(self, raw: BinaryIO, chunk: int = 1 << 16) -> None:
+    def __init__(self, raw: BinaryIO, limit: int) -> None:
         self.raw = raw
-        self.chunk = chunk
-        self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        self.pending = b""
-        self.truncated = False
-        self.done = False
-        self.head = b""  # what was read before the first decompressed byte, in case it is not gzip
-        self.inflated = False
-        self.read_as_text = False
+        self.left = limit
 
-    def read(self, size: int) -> bytes:
-        while len(self.pending) < size and not self.done:
-            data = self.raw.read(self.chunk)
-            if self.read_as_text:
-                self.pending += data
-                self.done = not data
-                continue
-            if not data:
-                self.done = True
-                if not self.inflated and not self.inflate.eof:
-                    self._as_text()
-                else:
-                    self.truncated = not self.inflate.eof
-                break
-            if not self.inflated:
-                self.head += data
-            try:
-                out = self.inflate.decompress(data)
-            except zlib.error:
-                if self.inflated:
-                    raise
-                self._as_text()
-                continue
-            self.pending += out
-            self.inflated = self.inflated or bool(out) or self.inflate.eof
-            if self.inflated:
-                self.head = b""
-            while self.inflate.eof and self.inflate.unused_data:  # a multi-member gzip file
-                rest = self.inflate.unused_data
-                self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                self.pending += self.inflate.decompress(rest)
-        if not self.pending and self.truncated:
-            self.truncated = False
-            raise EOFError("truncated gzip")
-        out, self.pending = self.pending[:size], self.pending[size:]
-        return out
+    def readable(self) -> bool:
+        return True
 
-    def _as_text(self) -> None:
-        self.read_as_text = True
-        self.pending, self.head = self.head, b""
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if self.left <= 0:
+            return 0
+        data = self.raw.read(min(len(buffer), self.left))
+        memoryview(buffer).cast("B")[: len(data)] = data
+        self.left -= len(data)
+        return len(data)
 
     def close(self) -> None:
         self.raw.close()
-
-    def __enter__(self) -> _Gunzip:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().close()
 
 
 def clean_bytes(chunk: bytes) -> bytes:
@@ -320,9 +280,9 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
         try:
             # read1: return what a pipe has now, so findings appear while the build still runs
             raw = stream.read1(block_bytes) if hasattr(stream, "read1") else stream.read(block_bytes)
-        except (EOFError, zlib.error, OSError) as exc:
-            stats.truncated = True
-            warn(f"{display}: input ends early ({_why(exc)}); scanned the {stats.lines} lines that were readable")
+        except (EOFError, OSError) as exc:
+            stats.truncated = _why(exc)
+            warn(f"{display}: input ends early ({stats.truncated}); scanned the {stats.lines} lines that were readable")
             raw = b""
         eof = not raw
         if raw:
@@ -358,8 +318,8 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             data = clean_bytes(chunk)
             if not data.endswith(b"\n"):
                 data += b"\n"
-            if stats.blank and not data.isspace() and not decode(data).isspace():
-                stats.blank = False  # (decoded only while the input has been blank so far)
+            if stats.blank and not data.isspace():
+                stats.blank = False  # (only ASCII white space is blank: not the separators str.isspace counts)
             block = Block(data, line_no)
             yield block
             n = block.line_count()
@@ -367,11 +327,13 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             stats.lines += n
         if eof:
             break
-    if getattr(stream, "read_as_text", False):
-        warn(f"{display}: starts like gzip but does not decompress; read as plain text")
+    for note in getattr(stream, "notes", ()):
+        warn(f"{display}: {note}")
 
 
 def _why(exc: BaseException) -> str:
-    if isinstance(exc, EOFError):
-        return "truncated gzip"
+    if isinstance(exc, Unreadable):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
     return str(exc) or exc.__class__.__name__

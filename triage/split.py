@@ -10,6 +10,7 @@ import io
 import os
 from dataclasses import dataclass
 
+from .decode import SNIFF_BYTES, needs_decoding
 from .sources import Source, clean_text
 
 SPLIT_MIN_BYTES = 32 << 20  # below this one process is quicker: the pool costs ~0.15 s of CPU (start-up, each
@@ -26,16 +27,20 @@ class Range:
 
 
 def plain_file(source: Source) -> bool:
-    """A regular, uncompressed file: only those can be read from an offset."""
+    """A regular file of UTF-8 text, not compressed: only those can be read from an offset."""
     if source.path == "-" or not os.path.isfile(source.path):
         return False
-    with open(source.path, "rb") as f:
-        return f.read(2) != b"\x1f\x8b"
+    try:
+        with open(source.path, "rb") as f:
+            return not needs_decoding(f.read(SNIFF_BYTES))
+    except OSError:
+        return False
 
 
-def plan_ranges(path: str, parts: int) -> list[Range]:
-    """`parts` ranges of about equal size, each starting right after a line end."""
-    size = os.path.getsize(path)
+def plan_ranges(path: str, parts: int, size: int | None = None) -> list[Range]:
+    """`parts` ranges of about equal size, each starting right after a line end, over the file's first `size`
+    bytes (default: its size now)."""
+    size = os.path.getsize(path) if size is None else size
     if parts < 2 or size < SPLIT_MIN_BYTES:
         return [Range(0, size, 1)]
     targets = [size * i // parts for i in range(1, parts)]
@@ -45,7 +50,7 @@ def plan_ranges(path: str, parts: int) -> list[Range]:
     pos = 0
     with open(path, "rb") as f:
         while targets:
-            chunk = f.read(_READ)
+            chunk = f.read(min(_READ, size - pos))
             if not chunk:
                 break
             while targets and pos + len(chunk) > targets[0]:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 if TYPE_CHECKING:  # imported where a database is opened: `scan --no-store` never pays for it
     from sqlite_utils import Database
 
+from .display import shown_path
 from .errors import InputError, StoreError, TriageError
 from .configs import Fact
 from .fingerprint import normalise
@@ -51,6 +52,7 @@ RETRY_BUDGET_S = 120.0
 DIMENSIONS = ("label", "model", "branch", "commit", "host", "device")
 METRIC_COLUMNS = ("path", "line", "resource", "scope", "used", "available", "percent", "unit", "kind")
 STDIN_NAME = "<stdin>"
+LAST_OPENED: str | None = None  # the database a command opened last
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -191,7 +193,15 @@ def apply_migrations(db: Database, upto: int | None = None) -> list[str]:
         fn(db)
         db["migrations"].insert({"name": name, "applied": _iso(_utcnow())})
         applied.append(name)
+    if applied and "meta" in db.table_names():  # which version's schema this is, for a later, older reader
+        db["meta"].upsert({"key": "triage_version", "value": _version()}, pk="key")
     return applied
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -225,10 +235,12 @@ def dimensions(label: str | None = None, model: str | None = None, branch: str |
                 return env[name]
         return None
 
-    return {
+    dims = {
         "label": label, "model": model, "branch": branch or first(CI_BRANCH), "commit": commit or first(CI_COMMIT),
         "host": socket.gethostname() or None, "device": device,
     }
+    # an argument that is not UTF-8 arrives with surrogates, which neither SQLite nor JSON can carry
+    return {k: shown_path(v) if v is not None else None for k, v in dims.items()}
 
 
 def _utcnow() -> datetime:
@@ -365,11 +377,19 @@ class LogKeeper:
         if len(part) < len(data):
             entry.truncated = True
 
-    def add_file(self, name: str, path: str, kind: str = "log") -> None:
-        """Read a file the scan did not pass through `sink` (e.g. scanned in a worker process)."""
+    def add_file(self, name: str, path: str, kind: str = "log", limit: int | None = None) -> None:
+        """Read a file the scan did not pass through `sink` (e.g. scanned in a worker process): the same bytes
+        the scan read, so as far as it could be read and no further than `limit` bytes of the file."""
         self._sources.pop(name, None)
-        with open_binary(Source(path, kind)) as stream:
-            while chunk := stream.read(1 << 20):
+        self._entry(name)
+        with open_binary(Source(path, kind), limit=limit) as stream:
+            while True:
+                try:
+                    chunk = stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)
+                except (EOFError, OSError):
+                    break
+                if not chunk:
+                    break
                 self.feed(name, chunk)
 
     def seen(self, name: str) -> bool:
@@ -403,15 +423,20 @@ class LogKeeper:
             keeper.feed(name, data)
         return keeper
 
-    def complete(self, inputs: Iterable[InputInfo]) -> None:
-        """Hash (and keep) the file inputs the sink did not see; stdin cannot be read twice."""
+    def complete(self, inputs: Iterable[InputInfo | Source], *, limited: bool = False) -> None:
+        """Hash (and keep) the file inputs the sink did not see; stdin cannot be read twice. A `Source` is read
+        by its own path (a file name that is not UTF-8 is shown, and keyed, with replacement); `limited`: no
+        further than the size it had when the scan found it, as a parallel scan reads it."""
         self.drain()
-        for info in inputs:
-            if not self.seen(info.path) and info.path != STDIN_NAME and os.path.isfile(info.path):
+        for item in inputs:
+            name = item.display if isinstance(item, Source) else item.path
+            path = item.path if isinstance(item, Source) else item.path
+            limit = item.size if limited and isinstance(item, Source) else None
+            if not self.seen(name) and name != STDIN_NAME and path != "-" and os.path.isfile(path):
                 try:
-                    self.add_file(info.path, info.path, info.kind)
-                except (OSError, InputError, EOFError, zlib.error):
-                    self._sources.pop(info.path, None)
+                    self.add_file(name, path, item.kind, limit=limit)
+                except (OSError, InputError):
+                    self._sources.pop(name, None)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -529,6 +554,11 @@ def _is_locked(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
+def store_error(exc: sqlite3.Error) -> StoreError:
+    """A database error raised outside the store's own calls (a report's query), as the one-line error."""
+    return _store_error(exc, shown_path(LAST_OPENED or "the run database"))
+
+
 def _store_error(exc: sqlite3.Error, where: str) -> StoreError:
     text = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
     low = text.lower()
@@ -604,10 +634,24 @@ class Store:
             if "migrations" not in self.db.table_names():
                 return True
             done = {row["name"] for row in self.db["migrations"].rows}
+            unknown = sorted(done - set(MIGRATION_NAMES))
+            if unknown:  # a newer triage changed the schema: reading or writing it here could corrupt it
+                made_by = self._meta("triage_version")
+                raise StoreError(
+                    f"this run database was created by triage {made_by or 'of a newer version'} (its schema has "
+                    f"{', '.join(unknown[:3])}); this is triage {_version()}",
+                    where=self.where, hint="upgrade triage to read it, or point --db / TRIAGE_DB at another database")
             return any(name not in done for name in MIGRATION_NAMES)
 
         if self._read(pending):
             self._write(lambda: apply_migrations(self.db))
+
+    def _meta(self, key: str) -> str | None:
+        if "meta" not in self.db.table_names():
+            return None
+        for row in self.db["meta"].rows_where("key = ?", [key]):
+            return str(row["value"])
+        return None
 
     # -- writing --------------------------------------------------------------------------------------
 
@@ -625,10 +669,11 @@ class Store:
         return self._record(doc, keeper.logs(), force=force, created=created)
 
     def ingest(self, doc: Mapping[str, Any], *, force: bool = False) -> RecordOutcome:
-        """Store a document printed by `scan --format json` (possibly on another machine)."""
-        if not isinstance(doc, Mapping) or not isinstance(doc.get("run"), Mapping) or not isinstance(doc.get("findings"), list):
-            raise InputError("not a triage scan result (expected an object with 'run' and 'findings')",
-                             hint="produce it with `triage scan --format json`")
+        """Store a document printed by `scan --format json` (possibly on another machine). It is checked
+        against the JSON contract first: a document that does not hold to it stores nothing."""
+        from .contract import check_document
+
+        check_document(doc)
         doc = dict(doc)
         dims = doc.get("dimensions") if isinstance(doc.get("dimensions"), Mapping) else {}
         doc["dimensions"] = {k: (str(dims[k]) if dims.get(k) is not None else None) for k in DIMENSIONS}
@@ -646,19 +691,40 @@ class Store:
         return outcome
 
     def ingest_file(self, path: str | Path, *, force: bool = False) -> RecordOutcome:
+        from .contract import MAX_DOCUMENT_BYTES, reject_constant
+
+        shown = shown_path(str(path))
+        cap = MAX_DOCUMENT_BYTES + EMBEDDED_ROOM
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            with open(path, "rb") as fh:
+                raw = fh.read(cap + 1)
         except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror}") from None
+            raise InputError(f"cannot read {shown}: {exc.strerror}") from None
+        if len(raw) > cap:
+            raise InputError(f"document over {cap >> 20} MiB with its embedded logs: not a scan result", where=shown,
+                             hint="ingest reads the output of `triage scan --format json`; scan large "
+                                  "inputs into separate documents") from None
         try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON: {exc.msg}", where=f"{path}:{exc.lineno}",
+            doc = json.loads(raw.decode("utf-8"), parse_constant=reject_constant)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 at byte {exc.start}", where=shown,
                              hint="ingest reads the output of `triage scan --format json`") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON: {exc.msg}", where=f"{shown}:{exc.lineno}",
+                             hint="ingest reads the output of `triage scan --format json`") from None
+        except RecursionError:
+            raise InputError("JSON nested too deeply", where=shown,
+                             hint="ingest reads the output of `triage scan --format json`") from None
+        except InputError as exc:  # NaN or Infinity
+            exc.where = shown
+            raise
+        if len(raw) - _embedded_chars(doc) > MAX_DOCUMENT_BYTES:  # the rest is what reports render
+            raise InputError(f"document over {MAX_DOCUMENT_BYTES >> 20} MiB besides its embedded logs: not a "
+                             "scan result", where=shown, hint="ingest reads the output of `triage scan --format json`")
         try:
             return self.ingest(doc, force=force)
         except InputError as exc:
-            exc.where = exc.where or str(path)
+            exc.where = exc.where or shown
             raise
 
     def _record(self, doc: dict[str, Any], logs: Mapping[str, tuple[bytes | None, bool]], *, force: bool,
@@ -1047,6 +1113,20 @@ class Store:
 
 
 EMBEDDED_MAX = 64 << 20  # compressed bytes an embedded log may have (the kept text is capped at 50 MiB raw)
+EMBEDDED_ROOM = 2 * (EMBEDDED_MAX * 4 // 3)  # what a document may hold beyond the contract's cap in embedded
+# logs (base64): two of the largest, or dozens of ordinary compile logs (a 50 MiB log is about 5 MiB of zstd)
+
+
+def _embedded_chars(doc: Any) -> int:
+    """Characters of the `--embed-log` data a parsed document carries (not counted in its contract's size)."""
+    run = doc.get("run") if isinstance(doc, Mapping) else None
+    inputs = run.get("inputs") if isinstance(run, Mapping) else None
+    total = 0
+    for item in inputs if isinstance(inputs, list) else []:
+        log = item.get("log") if isinstance(item, Mapping) else None
+        if isinstance(log, Mapping) and isinstance(log.get("data"), str):
+            total += len(log["data"])
+    return total
 
 
 def _embedded_logs(doc: dict[str, Any]) -> dict[str, tuple[bytes | None, bool]]:
@@ -1134,6 +1214,8 @@ def open_store(path: str | Path | None = None, *, create: bool = True, default: 
     if path is None and default:
         path = default_db_path()
     where = ":memory:" if path is None else str(path)
+    global LAST_OPENED  # noqa: PLW0603 - named in a database error caught far from here (see cli.main)
+    LAST_OPENED = where if path is None else str(path)
     if path is not None and not create and not Path(path).exists():
         raise StoreError("no run database here yet", where=where,
                          hint="scan something first (`triage scan LOG`), or point --db / TRIAGE_DB at one")
