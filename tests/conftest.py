@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -14,6 +15,11 @@ PUBLIC = FIXTURES / "public"  # real excerpts found in the public record after t
 # compared with it on every fixture by tests that ask for it by name. `TRIAGE_MATCHER=hyperscan make test`
 # runs the whole suite on hyperscan instead.
 os.environ.setdefault("TRIAGE_MATCHER", "python")
+
+# Property tests draw the same examples on every run: a generated case that is slow (a regex whose strings
+# explode) then shows on the developer's machine first, never as a one-off stall in CI. `make fuzz` explores.
+settings.register_profile("suite", derandomize=True, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 
 @pytest.fixture(autouse=True)

@@ -296,7 +296,7 @@ def test_packs_list_never_breaks_an_id(packs, width, tty) -> None:
     else:  # a terminal: titles wrap or go below their row, and never past the width
         assert all(len(x) <= width for x in lines)
         titles = " ".join(" ".join(lines).split())
-        assert all(" ".join(c.title.split()) in titles for c in causes)
+        assert all(" ".join(c.shown_title.split()) in titles for c in causes)
 
 
 def test_a_stacked_row_with_no_text_adds_no_blank_line() -> None:
@@ -307,6 +307,17 @@ def test_a_stacked_row_with_no_text_adds_no_blank_line() -> None:
     lines = printed(lambda console: print_table(console, columns, rows), width=80, tty=True)
     assert all(x.strip() for x in lines), lines
     assert [x.split()[0] for x in lines] == ["id", "1", "2", "nightly"]
+
+
+def test_listings_show_a_templated_title_as_a_finding_shows_it(packs) -> None:
+    templated = sorted((c for c in packs.causes.values() if "{{" in c.title), key=lambda c: c.id)
+    assert templated  # `No licence for {{feature}} on {{device}}` and others
+    lines = printed(print_cause_table, templated, width=200)
+    assert not any("{{" in x for x in lines)
+    assert [x.split("  ")[-1].strip() for x in lines[1:-1]] == [c.shown_title for c in templated]
+    assert all("<" in c.shown_title for c in templated)
+    shown = printed(print_cause, templated[0], width=80)
+    assert "{{" not in shown[0] and shown[0].startswith(f"{templated[0].severity}[{templated[0].id}]: ")
 
 
 def test_kb_search_table_in_a_pipe(packs) -> None:

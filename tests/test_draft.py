@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from triage import load_packs, scan_paths
 from triage.cli import app
 from triage.draft import (Origin, _exception_line, _refuse_traceback_header, derive_regex, draft_from_store,
-                          draft_from_text, draft_line, header_lines, suggest_title, write_draft)
+                          draft_from_text, draft_line, draftable, header_lines, suggest_title, write_draft)
 from triage.errors import InputError, PackError
 from triage.fingerprint import MESSAGE_ID, fingerprint, normalise
 from triage.goldens import test_goldens as run_goldens
@@ -270,6 +270,12 @@ def test_a_traceback_header_is_not_drafted(tmp_path: Path, bare_packs) -> None:
     assert _exception_line(text.splitlines(), 8) is None
     pasted = draft_from_text(text, bare_packs, tool="finn")  # a pasted traceback: its exception line
     assert pasted.match == [text.splitlines()[3].strip()]
+    # IPython's layout (a real hls4ml notebook): `Exception   Traceback (most recent call last)`, frames as
+    # `File ~/...`, `----> 3 from ...`, colour codes, then `Exception: ERROR: Unsupported layer type: ...`
+    notebook = re.sub(r"\x1b\[[0-9;]*m", "", _any_fixture("hls4ml/036-hls4ml-tutorial-").read_text(encoding="utf-8"))
+    assert not draftable(notebook.splitlines()[1])
+    assert _exception_line(notebook.splitlines(), 2) == (
+        17, "Exception: ERROR: Unsupported layer type: QConv2DBatchnorm")
 
 
 def test_views_offer_no_draft_for_a_traceback_header(tmp_path: Path, packs) -> None:

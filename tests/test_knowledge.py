@@ -17,6 +17,7 @@ from triage.console import print_result
 from triage.errors import InputError, PackError
 from triage.evaluate import evaluate, heldback_text, load_cases
 from triage.formats import result_dict, to_json
+from triage.kb import explain
 from triage.report import build_result_context, render_run
 
 from .conftest import CORPUS, FIXTURES, PUBLIC
@@ -267,3 +268,32 @@ def test_when_phases_names_known_phases(tmp_path: Path) -> None:
         "    signatures:\n      - {regex: 'flux fails', match: ['flux fails']}\n")
     with pytest.raises(PackError, match="unknown phase 'csimm' in when.phases"):
         load_packs(extra=[tmp_path], builtin=False, cache=False)
+
+
+def test_a_cause_gated_on_tools_stays_out_of_other_tools_runs(packs, matcher) -> None:
+    """TensorFlow's no-driver notice is harmless for hls4ml; in a DFC run the optimizer's GPU line says what it
+    costs, so the hls4ml cause must not speak there. A pasted line of no known tool still gets it."""
+    line = "failed call to cuInit"
+    dfc = PUBLIC / "dfc/062-codetam-hailo-project-mnist-optimize-level0-cpu.log"
+    hls4ml = PUBLIC / "hls4ml/059-L1JetTagger-qk-tf-cuinit-no-driver.log"
+    assert line in dfc.read_text(encoding="utf-8") and line in hls4ml.read_text(encoding="utf-8")
+    in_dfc = scan_paths([str(dfc)], PACKS)
+    assert in_dfc.run.tool == "dfc" and "hls4ml/tensorflow-no-cuda-driver" not in {f.id for f in in_dfc.all_findings()}
+    assert "hls4ml/tensorflow-no-cuda-driver" in {f.id for f in scan_paths([str(hls4ml)], PACKS).all_findings()}
+    pasted = next(x for x in hls4ml.read_text(encoding="utf-8").splitlines() if line in x)
+    assert "hls4ml/tensorflow-no-cuda-driver" in {f.id for f in explain(pasted, packs, matcher).result.all_findings()}
+    # the tool of a run without a banner comes from its other findings: a TAPPAS build's C++ error is not HLS's
+    tappas = scan_paths([str(PUBLIC / "hailort/056-ace319-tappas-build-hailometa.log")], PACKS)
+    assert tappas.run.tool == "hailort" and "hls/cxx-compiler-error" not in {f.id for f in tappas.all_findings()}
+
+
+def test_when_tools_names_known_tools(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(
+        "pack: p\ntool: any\ncauses:\n  - id: p/x\n    title: T\n    severity: error\n"
+        "    cause: Long enough cause text for the loader to accept it.\n"
+        "    workaround: Long enough workaround text for the loader to accept it.\n"
+        "    when: {tools: [hls]}\n"
+        "    signatures:\n      - {regex: 'flux fails', match: ['flux fails']}\n")
+    with pytest.raises(PackError, match="unknown tool 'hls' in when.tools"):
+        load_packs(extra=[tmp_path], builtin=False, cache=False)
+

@@ -127,6 +127,23 @@ def test_run_pages_show_the_dimensions_and_are_rewritten_only_when_the_run_chang
     assert run_page.stat().st_mtime_ns == before  # same run, same document: not rendered again
 
 
+def test_a_long_history_writes_pages_only_for_the_runs_the_page_names(farm, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A page over the whole history names a bounded set of runs; it must not write a page per stored run."""
+    from triage import report
+
+    store, packs, _, _ = farm
+    monkeypatch.setattr(report, "MAX_RUN_ROWS", 5)
+    out = tmp_path / "all"
+    first = history.night(0)
+    path = write_nightly(store, out, since=first, until=LAST + timedelta(days=1), packs=packs,
+                         now=LAST + timedelta(days=1))
+    root = dom(path.read_text(encoding="utf-8"))
+    linked = {urlsplit(a.get("href")).path for a in find_all(root, "a") if (a.get("href") or "").startswith("runs/")}
+    written = {f"runs/{p.name}" for p in (out / "runs").glob("*.html")}
+    assert written == linked  # every link resolves, and nothing else was rendered
+    assert len(written) < history.NIGHTS * len(history.JOBS) == int(text(by_id(root, "t-runs")))
+
+
 def test_classification_rate_leaves_generic_causes_out(farm) -> None:  # type: ignore[no-untyped-def]
     store, packs, _, _ = farm
     root = page(farm)

@@ -19,7 +19,7 @@ from rich.text import Text
 from .display import clip, for_terminal
 from .display import one_line as safe_line
 from .model import Finding, ScanResult, Unexplained
-from .packs import Cause
+from .packs import Cause, interpolate
 from .tables import Column, print_table
 
 STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -396,7 +396,7 @@ def print_cause(console: Console, cause: Cause) -> None:
     width = console.width
     prose = min(width, PROSE_WIDTH)
     label = Text.assemble((f"{cause.severity}[{cause.id}]", STYLE[cause.severity]), ": ")
-    lines = wrap(console, _plain(cause.title, "bold"), width, 4, first=label)
+    lines = wrap(console, _plain(cause.shown_title, "bold"), width, 4, first=label)
     facts = [f"tool {cause.tool}"] + ([f"phase {cause.phase}"] if cause.phase else []) + [f"pack {cause.pack}"]
     if cause.status != "stable":
         facts.append(cause.status)
@@ -432,7 +432,7 @@ def print_explanation(console: Console, explanation) -> None:  # type: ignore[no
         for cause, score in explanation.closest:
             head = Text(f"  {score:>4.0%}  ") + Text(cause.id, "bold")
             room = console.width - head.cell_len - 2
-            _out(console, [head + "  " + cut(_plain(cause.title), room) if room >= 12 else head])
+            _out(console, [head + "  " + cut(_plain(cause.shown_title), room) if room >= 12 else head])
 
 
 def print_cause_table(console: Console, causes: list[Cause]) -> None:
@@ -440,7 +440,7 @@ def print_cause_table(console: Console, causes: list[Cause]) -> None:
     causes = for_terminal(causes)
     print_table(console, [Column("id", whole=True), Column("severity", whole=True), Column("tool", whole=True),
                           Column("title", min=TITLE_MIN)],
-                [[Text(c.id), Text(c.severity, STYLE[c.severity]), c.tool, _plain(c.title)] for c in causes])
+                [[Text(c.id), Text(c.severity, STYLE[c.severity]), c.tool, _plain(c.shown_title)] for c in causes])
     console.print(Text(f"{len(causes)} causes", style="dim"))
 
 
@@ -453,7 +453,7 @@ def print_search(console: Console, query: str, rows: list[dict]) -> None:  # typ
     console.print(Text(f"Known causes for {clean(query)!r}:", "bold"), soft_wrap=True)
     print_table(console, [Column("id", whole=True), Column("severity", whole=True), Column("title", min=TITLE_MIN)],
                 [[Text(str(r["id"])), Text(str(r["severity"]), STYLE.get(str(r["severity"]), "")),
-                  _plain(str(r["title"]))] for r in rows])
+                  _plain(interpolate(str(r["title"]), {}))] for r in rows])
 
 
 def print_packs_test(console: Console, packs, report,  # type: ignore[no-untyped-def]

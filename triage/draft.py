@@ -352,7 +352,7 @@ def draft_from_text(text: str, packs: PackSet, tool: str | None = None) -> Draft
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise InputError("no text to draft from", hint="paste the error line: triage kb draft --text '<line>'")
-    line = next((x for x in lines if ERROR_LINE.search(x) and not TRACEBACK_HEADER.match(x)),
+    line = next((x for x in lines if ERROR_LINE.search(x) and not TRACEBACK_HEADER.search(x)),
                 next((x for x in lines if ERROR_LINE.search(x)), lines[0]))
     origin = Origin(line.strip(), fingerprint(line), tool=tool or tool_of_text(text))
     return draft_line(origin, packs, excerpt=text if len(lines) > 1 else None)
@@ -376,7 +376,7 @@ def draft_from_store(store: Any, packs: PackSet, *, fingerprint_: str | None = N
     first = found[0]
     origin = Origin(str(first["text"]).strip(), str(first["fingerprint"]), int(first["run_id"]), first["path"],
                     first["line"], first.get("tool"), first.get("phase"))
-    if TRACEBACK_HEADER.match(origin.text):
+    if TRACEBACK_HEADER.search(origin.text):
         _refuse_traceback_header(store, origin)
     same = store.unexplained_lines(fingerprint=origin.fingerprint, limit=200)
     no_match = similar_lines(origin.text, passed_lines(store))
@@ -431,13 +431,16 @@ def _excerpt(store: Any, origin: Origin) -> str | None:
 
 
 _CLIPPED = re.compile(r" … \(cut at \d+ characters\)$")  # the marker of `triage.display.clip`
-TRACEBACK_HEADER = re.compile(r"\s*Traceback \(most recent call last\):?\s*$")
+TRACEBACK_HEADER = re.compile(r"Traceback \(most recent call last\):?\s*$")  # after a log prefix, if any
 TRACEBACK_LINES = 300  # how far below its header a traceback's exception line is looked for
+# The line that ends a traceback: `ValueError: ...`, `subprocess.CalledProcessError: ...`, `KeyboardInterrupt`
+# (after a log prefix, if any); a frame (`File "..."`) or its code (`raise ValueError(...)`) is not one.
+EXCEPTION_LINE = re.compile(r"(?:^|\s)(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Interrupt|Exit)(?::|\s*$)")
 
 
 def draftable(text: str) -> bool:
     """False for a line `kb draft` refuses: a traceback's first line, which names no error."""
-    return not TRACEBACK_HEADER.match(text)
+    return not TRACEBACK_HEADER.search(text)
 
 
 def _refuse_traceback_header(store: Any, origin: Origin) -> None:
@@ -460,14 +463,14 @@ def _refuse_traceback_header(store: Any, origin: Origin) -> None:
 
 
 def _exception_line(lines: Iterable[str], header: int) -> tuple[int, str] | None:
-    """(line number, text) of the exception line ending the traceback whose header is line `header`: the
-    first line after it that is not a frame (frames are indented)."""
+    """(line number, text) of the exception line ending the traceback whose header is line `header`, in
+    the plain and the IPython layout, with or without a log prefix."""
     for n, line in enumerate(lines, start=1):
         if n <= header:
             continue
-        if n > header + TRACEBACK_LINES:
-            return None
-        if line.strip() and not line[:1].isspace() and not TRACEBACK_HEADER.match(line):
+        if n > header + TRACEBACK_LINES or TRACEBACK_HEADER.search(line):
+            return None  # none within reach, or the next traceback began: this one was cut
+        if EXCEPTION_LINE.search(line) and 'File "' not in line:
             return n, line.strip()
     return None
 

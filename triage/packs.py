@@ -20,7 +20,7 @@ import regex
 from . import cache as disk
 from .errors import PackError
 from .literals import analyse
-from .model import SEVERITIES
+from .model import RUN_TOOLS, SEVERITIES
 
 if TYPE_CHECKING:  # imported where they are used: a cached pack set needs neither YAML nor version parsing
     import yaml
@@ -55,7 +55,7 @@ CAUSE_KEYS = {
 }
 # Causes found by code rather than by a line: their text is data, their detection is not.
 DETECTORS = ("config", "absence")
-WHEN_KEYS = {"present", "absent", "phases"}
+WHEN_KEYS = {"present", "absent", "phases", "tools"}
 CAUSE_REQUIRED = ("id", "title", "severity", "cause", "workaround", "signatures")
 SIGNATURE_KEYS = {"regex", "literal", "ignore_case", "match", "no_match", "where"}
 VERSION_KEYS = {"affected", "note"}
@@ -125,6 +125,14 @@ class Signature:
         return None
 
 
+TEMPLATE = regex.compile(r"\{\{\s*(?P<name>\w+)\s*\}\}")
+
+
+def interpolate(text: str, values: dict[str, str]) -> str:
+    """Fill `{{name}}` from captures and facts; an unknown name reads as `<name>`."""
+    return TEMPLATE.sub(lambda m: str(values.get(m.group("name"), f"<{m.group('name')}>")), text)
+
+
 @dataclass
 class Cause:
     id: str
@@ -153,6 +161,11 @@ class Cause:
         return self.generic or self.family
     pack: str = ""
     source: str = ""
+
+    @property
+    def shown_title(self) -> str:
+        """The title as a finding with nothing captured shows it (`{{node}}` reads `<node>`), for listings."""
+        return interpolate(self.title, {})
 
     @property
     def versions(self) -> str | None:
@@ -481,10 +494,14 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
     chk.keys(when, WHEN_KEYS, "when", cause_id)
     for key in WHEN_KEYS & set(when):
         if not isinstance(when[key], list) or any(not isinstance(v, str) for v in when[key]):
-            chk.fail(f"when.{key} must be a list of {'phases' if key == 'phases' else 'cause ids'}", line, cause_id)
+            chk.fail(f"when.{key} must be a list of {key if key in ('phases', 'tools') else 'cause ids'}", line, cause_id)
     for phase_name in when.get("phases") or []:
         if phase_name not in PHASES:
             chk.fail(f"unknown phase {phase_name!r} in when.phases", line, cause_id, hint=f"one of {', '.join(PHASES)}")
+    for tool_name in when.get("tools") or []:
+        if tool_name not in RUN_TOOLS or tool_name == "unknown":
+            chk.fail(f"unknown tool {tool_name!r} in when.tools", line, cause_id,
+                     hint=f"one of {', '.join(t for t in RUN_TOOLS if t != 'unknown')}")
     generic, family = raw.get("generic", False), raw.get("family", False)
     if not isinstance(generic, bool) or not isinstance(family, bool):
         chk.fail("'generic' and 'family' must be true or false", line, cause_id)

@@ -506,18 +506,19 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     for f in findings:
         by_run[f["run_id"]].append(f)
     tops = {rid: _top_finding(fs) for rid, fs in by_run.items()}
-    pages: set[int] = set(current_ids)  # every run the page names gets its own page
+    pages: set[int] = set()  # every run the page names gets its own page (and no other: a page over a long
+    # history names a bounded number of runs, so it never writes one page per stored run)
 
     # Runs table ------------------------------------------------------------------------------------------
-    unexplained_n = _unexplained_counts(db, sorted(current_ids))
-    runs_ctx = [_run_row(r, tops.get(r["id"]), len(by_run.get(r["id"], [])), unexplained_n.get(r["id"], 0))
-                for r in current]
-    runs_ctx.sort(key=lambda r: (r["created"], r["id"]), reverse=True)  # newest first ...
-    runs_ctx.sort(key=lambda r: STATUS_ORDER.get(r["status"], 1))  # ... within failed, unknown, passed
+    ordered = sorted(current, key=lambda r: (r.get("created") or "", r["id"]), reverse=True)  # newest first ...
+    ordered.sort(key=lambda r: STATUS_ORDER.get(r.get("status") or "unknown", 1))  # ... within failed, unknown, passed
     # A nightly of thousands of compiles lists the runs that need a look first, then stops: the page stays
-    # small; `triage runs list` has them all.
-    runs_hidden = runs_ctx[MAX_RUN_ROWS:]
-    runs_ctx = runs_ctx[:MAX_RUN_ROWS]
+    # small (and only the rows it shows are built); `triage runs list` has them all.
+    shown, runs_hidden = ordered[:MAX_RUN_ROWS], ordered[MAX_RUN_ROWS:]
+    unexplained_n = _unexplained_counts(db, sorted(r["id"] for r in shown))
+    runs_ctx = [_run_row(r, tops.get(r["id"]), len(by_run.get(r["id"], [])), unexplained_n.get(r["id"], 0))
+                for r in shown]
+    pages.update(r["id"] for r in runs_ctx)
 
     # Totals and classification rate ----------------------------------------------------------------------
     failed = [r for r in current if r.get("status") == "failed"]
@@ -621,6 +622,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         e["run_links"] = [{"id": rid, "href": _run_href(rid), "status": run_by_id[rid].get("status") or "unknown"}
                           for rid in run_ids[:RUN_LINKS]]
         e["more_runs"] = max(0, len(run_ids) - RUN_LINKS)
+        pages.update(run_ids[:RUN_LINKS])
         e["labels"] = sorted(e["labels"])
         e["workaround"] = first_sentence(knowledge.get(cid, {}).get("workaround") or "")
         e["generic"] = e["generic"] or bool(knowledge.get(cid, {}).get("generic"))
@@ -656,6 +658,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     unexplained_ctx = _unexplained_groups(db, {r["id"] for r in failed}, run_by_id, since)
     for g in unexplained_ctx:
         g["run_links"] = [{"id": rid, "href": _run_href(rid)} for rid in g.pop("run_ids")[:RUN_LINKS]]
+        pages.update(link["id"] for link in g["run_links"])
 
     # Quality of results per label ------------------------------------------------------------------------
     label_runs: dict[str, list[int]] = {}
@@ -691,6 +694,9 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
     for item in regressed + fixed:
         if item["cause"] is not None and item["cause"]["id"] in per_cause:
             item["cause"]["anchor"] = per_cause[item["cause"]["id"]]["anchor"]
+    unclassified = [r["id"] for r in failed if r["id"] not in classified_ids]
+    unclassified_links = [{"id": rid, "href": _run_href(rid)} for rid in unclassified[-UNCLASSIFIED_LINKS:]][::-1]
+    pages.update(link["id"] for link in unclassified_links)
     failed_trend = [0] * periods
     for r in in_window:
         if r.get("status") == "failed":
@@ -710,8 +716,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
             "classified": len(classified), "unclassified": len(failed) - len(classified),
             "generic_only": len(generic_only),
             "classification_rate": rate, "classification_text": "n/a" if rate is None else f"{rate * 100:.0f} %",
-            "unclassified_runs": [{"id": r["id"], "href": _run_href(r["id"])} for r in failed
-                                  if r["id"] not in classified_ids],
+            "unclassified_runs": unclassified_links,
             "regressed": len(regressed), "fixed": len(fixed),
             "new_causes": sum(1 for c in new_causes if c["severity"] != "info"),
             "new_notes": sum(1 for c in new_causes if c["severity"] == "info"),
@@ -722,7 +727,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         "grid": {"columns": column_titles, "rows": grid, "ran": ran_in},
         "runs": runs_ctx,
         "runs_hidden": {"count": len(runs_hidden),
-                        "by_status": dict(sorted(Counter(r["status"] for r in runs_hidden).items())),
+                        "by_status": dict(sorted(Counter(r.get("status") or "unknown" for r in runs_hidden).items())),
                         "since": _iso(since)[:10]},
         "causes": [c for c in causes_ctx if c["severity"] != "info"],
         "notes": [c for c in causes_ctx if c["severity"] == "info"],
@@ -740,6 +745,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
 
 PHONE_COLUMNS = 5  # periods of the jobs grid shown on a narrow screen (the latest ones)
 RUN_LINKS = 8  # runs linked from a cause or an unexplained group (the rest are counted)
+UNCLASSIFIED_LINKS = 50  # failed runs without a specific cause linked by id, newest first (the rest are counted)
 GRID_ORDER = {"FAILING": 0, "FLAKY": 1, "UNKNOWN": 2, "PASSING": 3}
 
 

@@ -25,7 +25,7 @@ from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
 from .gate import Gate, make_gate
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
-from .packs import REGEX_TIMEOUT_S, Cause, PackSet, Signature
+from .packs import REGEX_TIMEOUT_S, Cause, PackSet, Signature, interpolate
 from .sources import LINE_CAP, Block, ReadStats, Source, decode, discover, open_binary, read_blocks
 from .split import SPLIT_MIN_BYTES, Range, RangeReader, lines_after, lines_before, plain_file, plan_ranges
 
@@ -641,7 +641,9 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
         if cid not in found:  # a misconfiguration is a finding of its own, even before a compile fails
             found[cid] = _finding(packs.causes[cid], misconfig_hits, values, (misconfig_hits, values, message))
             first[cid] = misconfig_hits.first
-    for cid in [c for c in found if not _when_holds(packs.causes[c], found, detection)]:
+    # the run's tool as reported, judged without the findings that are themselves gated on it
+    tool = _tool(detection, [f for cid, f in found.items() if not packs.causes[cid].when.get("tools")])
+    for cid in [c for c in found if not _when_holds(packs.causes[c], found, detection, tool)]:
         del found[cid]
     _absence(packs, found, first, detection, log_end, unexplained)
     # Root cause first: a finding explained by another found one is listed under it.
@@ -690,11 +692,14 @@ def _same_line_roots(packs: PackSet, found: dict[str, Finding], first: dict[str,
             roots[cid] = root
 
 
-def _when_holds(cause: Cause, found: dict[str, Finding], detection: Detection) -> bool:
+def _when_holds(cause: Cause, found: dict[str, Finding], detection: Detection, tool: str) -> bool:
     present = cause.when.get("present", [])
     absent = cause.when.get("absent", [])
     phases = cause.when.get("phases")
     if phases and not detection.phases_seen & set(phases):
+        return False
+    tools = cause.when.get("tools")
+    if tools and tool not in (*tools, "unknown"):  # a pasted line of no known tool may be any of them
         return False
     return all(p in found for p in present) and not any(a in found for a in absent)
 
@@ -713,12 +718,6 @@ def _absence(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[i
     first[cause.id] = (1 << 30, 0)
 
 
-PLACEHOLDER = regex.compile(r"\{\{\s*(?P<name>\w+)\s*\}\}")
-
-
-def interpolate(text: str, values: dict[str, str]) -> str:
-    """Fill `{{name}}` from captures and facts; an unknown name reads as `<name>`."""
-    return PLACEHOLDER.sub(lambda m: str(values.get(m.group("name"), f"<{m.group('name')}>")), text)
 
 
 Configured = tuple[CauseHits, dict[str, str], str]
