@@ -695,7 +695,7 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
         if item["cause"] is not None and item["cause"]["id"] in per_cause:
             item["cause"]["anchor"] = per_cause[item["cause"]["id"]]["anchor"]
     unclassified = [r["id"] for r in failed if r["id"] not in classified_ids]
-    unclassified_links = [{"id": rid, "href": _run_href(rid)} for rid in unclassified[-UNCLASSIFIED_LINKS:]][::-1]
+    unclassified_links = [{"id": rid, "href": _run_href(rid)} for rid in unclassified[::-1][:UNCLASSIFIED_LINKS]]
     pages.update(link["id"] for link in unclassified_links)
     failed_trend = [0] * periods
     for r in in_window:
