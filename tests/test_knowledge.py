@@ -259,14 +259,16 @@ def test_a_cause_gated_on_phases_applies_only_where_the_log_shows_one(tmp_path: 
     assert "hls/csim-testbench-error-message" in {f.id for f in scan_paths([str(csim)], PACKS).all_findings()}
 
 
-def test_when_phases_names_known_phases(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("when", "error"), [("phases: [csimm]", "unknown phase 'csimm' in when.phases"),
+                                           ("tools: [hls]", "unknown tool 'hls' in when.tools")])
+def test_when_names_known_phases_and_tools(tmp_path: Path, when: str, error: str) -> None:
     (tmp_path / "p.yaml").write_text(
         "pack: p\ntool: any\ncauses:\n  - id: p/x\n    title: T\n    severity: error\n"
         "    cause: Long enough cause text for the loader to accept it.\n"
         "    workaround: Long enough workaround text for the loader to accept it.\n"
-        "    when: {phases: [csimm]}\n"
+        f"    when: {{{when}}}\n"
         "    signatures:\n      - {regex: 'flux fails', match: ['flux fails']}\n")
-    with pytest.raises(PackError, match="unknown phase 'csimm' in when.phases"):
+    with pytest.raises(PackError, match=error):
         load_packs(extra=[tmp_path], builtin=False, cache=False)
 
 
@@ -285,15 +287,4 @@ def test_a_cause_gated_on_tools_stays_out_of_other_tools_runs(packs, matcher) ->
     # the tool of a run without a banner comes from its other findings: a TAPPAS build's C++ error is not HLS's
     tappas = scan_paths([str(PUBLIC / "hailort/056-ace319-tappas-build-hailometa.log")], PACKS)
     assert tappas.run.tool == "hailort" and "hls/cxx-compiler-error" not in {f.id for f in tappas.all_findings()}
-
-
-def test_when_tools_names_known_tools(tmp_path: Path) -> None:
-    (tmp_path / "p.yaml").write_text(
-        "pack: p\ntool: any\ncauses:\n  - id: p/x\n    title: T\n    severity: error\n"
-        "    cause: Long enough cause text for the loader to accept it.\n"
-        "    workaround: Long enough workaround text for the loader to accept it.\n"
-        "    when: {tools: [hls]}\n"
-        "    signatures:\n      - {regex: 'flux fails', match: ['flux fails']}\n")
-    with pytest.raises(PackError, match="unknown tool 'hls' in when.tools"):
-        load_packs(extra=[tmp_path], builtin=False, cache=False)
 
