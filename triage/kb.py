@@ -6,17 +6,16 @@ import difflib
 import os
 import re
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .fingerprint import normalise
 from .model import SEVERITY_RANK, ScanResult
 from .packs import Cause, PackSet
 from .scan import Matcher, scan_text
-
-if TYPE_CHECKING:
-    from .store import Store
 
 
 @dataclass
@@ -54,9 +53,8 @@ def closest_causes(text: str, packs: PackSet, limit: int = 3) -> list[tuple[Caus
     wanted = normalise(text)[:500]
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(wanted)
-    with knowledge_db(packs) as store:
-        words = " ".join(re.findall(r"\w+", text)[:64])  # as the index splits them; no phrase quoting
-        ids = [r["id"] for r in store.search_causes(words, limit=SHORTLIST)]
+    words = " ".join(re.findall(r"\w+", text)[:64])  # as the index splits them; no phrase quoting
+    ids = [r["id"] for r in search(packs, words, SHORTLIST)]
     scored = []
     for cause in (packs.causes[i] for i in ids if i in packs.causes):
         best = 0.0
@@ -71,34 +69,49 @@ def closest_causes(text: str, packs: PackSet, limit: int = 3) -> list[tuple[Caus
 
 
 def search(packs: PackSet, query: str, limit: int = 20) -> list[dict[str, Any]]:
-    """Ranked full-text search over titles, causes, workarounds and example lines.
+    """Ranked full-text search over titles, causes, workarounds and example lines (`ftsquery`), on the same
+    index the store keeps beside its runs."""
+    from .ftsquery import search_causes  # noqa: PLC0415
 
-    Goes through the store's FTS table (an in-memory store here), the same one `runs` and reports read.
-    """
-    with knowledge_db(packs) as store:
-        return store.search_causes(query, limit=limit)
+    try:
+        with knowledge_db(packs) as conn:
+            return search_causes(conn, query, limit)
+    except sqlite3.Error:  # a damaged cached index: a cache is an optimisation, so index in memory
+        with knowledge_db(packs, cached=False) as conn:
+            return search_causes(conn, query, limit)
 
 
-def knowledge_db(packs: PackSet) -> Store:
-    """The knowledge base as a (read-only) store with its full-text index: built once per pack set and
-    kept in the cache, so a lookup does not index every cause again. In memory when there is no cache."""
+@contextmanager
+def knowledge_db(packs: PackSet, cached: bool = True) -> Iterator[sqlite3.Connection]:
+    """The knowledge base's full-text index, read-only: built once per pack set by the store and kept in the
+    cache, so a lookup neither indexes every cause again nor imports sqlite-utils. In memory when there is
+    no cache."""
     from . import cache as disk  # noqa: PLC0415
-    from .store import Store, open_store  # noqa: PLC0415
 
-    path = disk.path_for("kb", packs.digest, disk.code_hash(["store.py", "kb.py"]), ".db")
+    path = disk.path_for("kb", packs.digest, disk.code_hash(["store.py", "kb.py"]), ".db") if cached else None
+    conn = None
     if path is not None:
         try:
             if not path.is_file():
                 _build_knowledge_db(packs, path)
-            from sqlite_utils import Database  # noqa: PLC0415
-
+            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
             disk.touch(path)
-            return Store(Database(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)), str(path))
         except (OSError, sqlite3.Error):
-            pass  # a cache is an optimisation: index in memory instead
+            conn = None
+    if conn is not None:
+        try:
+            yield conn
+        finally:
+            conn.close()
+        return
+    from .store import open_store  # noqa: PLC0415
+
     store = open_store(None)
-    store.sync_causes(packs)
-    return store
+    try:
+        store.sync_causes(packs)
+        yield store.db.conn
+    finally:
+        store.close()
 
 
 def _build_knowledge_db(packs: PackSet, path: Path) -> None:
