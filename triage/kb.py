@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sqlite3
@@ -10,12 +9,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .fingerprint import normalise
 from .model import SEVERITY_RANK, ScanResult
 from .packs import Cause, PackSet
-from .scan import Matcher, scan_text
+
+if TYPE_CHECKING:  # `kb search`, `kb show` and `packs list` need neither the scanner nor difflib
+    from .scan import Matcher
 
 
 @dataclass
@@ -36,6 +36,8 @@ class Explanation:
 
 def explain(text: str, packs: PackSet, matcher: Matcher | None = None, closest: int = 3) -> Explanation:
     """Run the matcher on pasted text; when nothing matches, rank the causes whose examples look closest."""
+    from .scan import scan_text  # noqa: PLC0415
+
     result = scan_text(text, packs, matcher)
     near: list[tuple[Cause, float]] = []
     if not result.findings:
@@ -50,6 +52,10 @@ def closest_causes(text: str, packs: PackSet, limit: int = 3) -> list[tuple[Caus
     """Similarity of the masked text to the masked examples (numbers, paths, names ignored) of the causes
     that share words with it: the full-text index shortlists them, so the cost does not grow with the
     knowledge base."""
+    import difflib  # noqa: PLC0415
+
+    from .fingerprint import normalise  # noqa: PLC0415
+
     wanted = normalise(text)[:500]
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(wanted)
@@ -154,5 +160,7 @@ def causes_index_markdown(packs: PackSet) -> str:
 
 
 def closest_ids(packs: PackSet, wanted: str) -> str:
+    import difflib  # noqa: PLC0415
+
     near = difflib.get_close_matches(wanted, list(packs.causes), n=3, cutoff=0.5)
     return f"did you mean {', '.join(near)}?" if near else "`triage packs list` shows every id"

@@ -19,6 +19,7 @@ import regex
 
 from . import cache as disk
 from .errors import PackError
+from .lazyre import lazy
 from .literals import analyse
 from .model import RUN_TOOLS, SEVERITIES
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # imported where they are used: a cached pack set needs neith
     import yaml
     from packaging.specifiers import SpecifierSet
 
-ID_RE = std_re.compile(r"^[a-z0-9_]+/[a-z0-9][a-z0-9_.-]*$")
+ID_RE = lazy(std_re.compile, r"^[a-z0-9_]+/[a-z0-9][a-z0-9_.-]*$")
 TOOLS = ("dfc", "hailort", "vivado_hls", "vitis_hls", "hls", "vivado", "hls4ml", "finn", "any")
 PHASES = (
     "parse", "optimize", "compile", "runtime", "env", "csim", "csynth", "cosim", "export",
@@ -39,11 +40,12 @@ MAX_PACK_BYTES = 4 * 1024 * 1024
 MAX_PATTERN_CHARS = 4000
 MAX_REPEAT_PRODUCT = 10000
 REGEX_TIMEOUT_S = 0.25
-INLINE_FLAGS = std_re.compile(r"\(\?[a-zA-Z]*\)")  # `(?i)`: flags for the whole pattern
-CONDITION_RE = std_re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
+INLINE_FLAGS = lazy(std_re.compile, r"\(\?[a-zA-Z]*\)")  # `(?i)`: flags for the whole pattern
+CONDITION_RE = lazy(std_re.compile, r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
 
 # HTML in prose: reports escape it anyway, but a pack that carries it is not a pack we want to load.
-MARKUP_RE = std_re.compile(
+MARKUP_RE = lazy(
+    std_re.compile,
     r"<\s*/?\s*(?:script|style|iframe|img|svg|a|object|embed|link|meta|form|input|button|html|body|div|span|p|br|b|i|u|table|details|math)\b"
     r"|javascript:|\bon[a-z]+\s*=\s*['\"]|&#\w+;|&[a-z]+;",
     std_re.IGNORECASE,
@@ -144,7 +146,7 @@ class Signature:
         return None
 
 
-TEMPLATE = regex.compile(r"\{\{\s*(?P<name>\w+)\s*\}\}")
+TEMPLATE = lazy(regex.compile, r"\{\{\s*(?P<name>\w+)\s*\}\}")
 
 
 def interpolate(text: str, values: dict[str, str]) -> str:

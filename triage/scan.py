@@ -24,6 +24,7 @@ from .display import EVIDENCE_CHARS, clip
 from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
 from .gate import Gate, make_gate
+from .lazyre import lazy
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from .packs import REGEX_TIMEOUT_S, Cause, PackSet, Signature, interpolate
 from .sources import LINE_CAP, Block, ReadStats, Source, decode, discover, open_binary, read_blocks
@@ -43,7 +44,8 @@ MEMO_LINE_BYTES = 512  # ... of at most this many bytes: bounded memory, whateve
 # Lines that look like errors: kept as "unexplained" when no signature explains them.
 ERROR_LITERALS = ("ERROR", "[error]", "Traceback (most recent call last)", "Exception:", "Error:",
                   "CRITICAL WARNING", "Killed", "Segmentation fault", "FATAL")
-ERROR_LINE = regex.compile(
+ERROR_LINE = lazy(
+    regex.compile,
     r"ERROR|\[error\]|Traceback \(most recent call last\)|\w(?:Exception|Error):|CRITICAL WARNING"
     r"|(?<![\w-])Killed\b|Segmentation fault|\bFATAL\b"
 )
