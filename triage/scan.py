@@ -51,8 +51,8 @@ ERROR_LINE = lazy(
 )
 
 # A Python traceback: a frame line, and the exception line that ends it (after the frames and their code).
-FRAME_LINE = regex.compile(r'File \\?"[^"\n]+", line \d+')  # also as a notebook's JSON quotes it
-EXCEPTION_LINE = regex.compile(r'^[\s"\'>`|]*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)\w*:')
+FRAME_LINE = lazy(regex.compile, r'File \\?"[^"\n]+", line \d+')  # also as a notebook's JSON quotes it
+EXCEPTION_LINE = lazy(regex.compile, r'^[\s"\'>`|]*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)\w*:')
 FRAME_REACH = 60  # the exception line of a traceback whose frame a cause explains comes within this many lines
 
 Warn = Callable[[str], None]
