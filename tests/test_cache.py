@@ -227,3 +227,20 @@ def test_a_damaged_knowledge_index_in_the_cache_is_bypassed(packs, cache_dir: Pa
     (index,) = cache_dir.glob("kb-*.db")
     index.write_bytes(b"not a database " * 100)
     assert [r["id"] for r in kb.search(packs, "allocation failed", 5)] == want
+
+
+def test_kb_search_of_cached_packs_reads_only_the_index_and_a_changed_pack_is_loaded_first(
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from triage import kb
+    from triage import packs as packs_module
+    from triage.errors import PackError
+
+    folder = _packs(tmp_path / "packs", one="Frobnicator exploded")
+    want = [r["id"] for r in kb.search_packs([folder], "frobnicator", 5)]
+    assert want and want == [r["id"] for r in kb.search(load_packs([folder]), "frobnicator", 5)]
+    with monkeypatch.context() as patch:
+        patch.setattr(packs_module, "load_packs", lambda *a, **k: pytest.fail("loaded the packs"))
+        assert [r["id"] for r in kb.search_packs([folder], "frobnicator", 5)] == want
+    (folder / "one.yaml").write_text(BAD_EXAMPLE.format(name="one", title="Frobnicator exploded"))
+    with pytest.raises(PackError, match="no_match example matches"):
+        kb.search_packs([folder], "frobnicator", 5)

@@ -423,9 +423,9 @@ def kb_search(
     packs: PacksOpt = None,
 ) -> None:
     """Full-text search of the knowledge base, best match first."""
-    from .kb import search
+    from .kb import search_packs
 
-    rows = search(load_packs(packs or []), query, limit)
+    rows = search_packs(packs or [], query, limit)  # the cached index of these packs, without loading them
     if as_json:
         _print_json([{k: r.get(k) for k in ("id", "severity", "tool", "title", "versions", "rank")} for r in rows])
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,29 +77,44 @@ def closest_causes(text: str, packs: PackSet, limit: int = 3) -> list[tuple[Caus
 def search(packs: PackSet, query: str, limit: int = 20) -> list[dict[str, Any]]:
     """Ranked full-text search over titles, causes, workarounds and example lines (`ftsquery`), on the same
     index the store keeps beside its runs."""
+    return _search(packs.digest, lambda: packs, query, limit)
+
+
+def search_packs(extra: Iterable[str | Path], query: str, limit: int = 20) -> list[dict[str, Any]]:
+    """`search` over the packs `load_packs(extra)` loads, without loading them when their index is cached
+    (the index is keyed by their content and the loader's code: a changed pack is loaded, and checked, first)."""
+    from .packs import load_packs, pack_digest  # noqa: PLC0415
+
+    return _search(pack_digest(extra), lambda: load_packs(extra), query, limit)
+
+
+def _search(digest: str, load: Callable[[], PackSet], query: str, limit: int) -> list[dict[str, Any]]:
     from .ftsquery import search_causes  # noqa: PLC0415
 
     try:
-        with knowledge_db(packs) as conn:
+        with knowledge_db(digest, load) as conn:
             return search_causes(conn, query, limit)
     except sqlite3.Error:  # a damaged cached index: a cache is an optimisation, so index in memory
-        with knowledge_db(packs, cached=False) as conn:
+        with knowledge_db(digest, load, cached=False) as conn:
             return search_causes(conn, query, limit)
+
+
+KB_CODE = ("store.py", "kb.py", "packs.py", "literals.py", "model.py")  # what the index is built by and from
 
 
 @contextmanager
-def knowledge_db(packs: PackSet, cached: bool = True) -> Iterator[sqlite3.Connection]:
-    """The knowledge base's full-text index, read-only: built once per pack set by the store and kept in the
-    cache, so a lookup neither indexes every cause again nor imports sqlite-utils. In memory when there is
-    no cache."""
+def knowledge_db(digest: str, load: Callable[[], PackSet], cached: bool = True) -> Iterator[sqlite3.Connection]:
+    """The full-text index of the packs with this digest (`load` loads them), read-only: built once by the
+    store and kept in the cache, so a lookup neither indexes every cause again nor imports sqlite-utils. In
+    memory when there is no cache."""
     from . import cache as disk  # noqa: PLC0415
 
-    path = disk.path_for("kb", packs.digest, disk.code_hash(["store.py", "kb.py"]), ".db") if cached else None
+    path = disk.path_for("kb", digest, disk.code_hash(KB_CODE), ".db") if cached else None
     conn = None
     if path is not None:
         try:
             if not path.is_file():
-                _build_knowledge_db(packs, path)
+                _build_knowledge_db(load(), path)
             conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
             disk.touch(path)
         except (OSError, sqlite3.Error):
@@ -114,7 +129,7 @@ def knowledge_db(packs: PackSet, cached: bool = True) -> Iterator[sqlite3.Connec
 
     store = open_store(None)
     try:
-        store.sync_causes(packs)
+        store.sync_causes(load())
         yield store.db.conn
     finally:
         store.close()

@@ -625,10 +625,7 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bo
     files = pack_files(dirs)
     trusted = set(pack_files(dirs[:1])) if builtin and not check else set()
     contents = [_read_pack_bytes(path) for path in files]
-    digest = hashlib.sha256()
-    for path, data in zip(files, contents):
-        digest.update(path.name.encode() + b"\0" + data + b"\0")
-    key = digest.hexdigest()[:16]
+    key = _digest(files, contents)
     code = disk.code_hash(PACK_CODE, f"regex={regex.__version__}")
     if cache:
         cached = disk.load("packs", key, code)
@@ -656,6 +653,20 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bo
     if cache:
         disk.store("packs", key, code, packs)
     return packs
+
+
+def pack_digest(extra: Iterable[str | Path] = (), builtin: bool = True) -> str:
+    """The digest of the pack set `load_packs(extra, builtin)` loads (its `digest`): the files are read and
+    hashed, not parsed, so a lookup in something built from them (the knowledge index) need not load them."""
+    files = pack_files(pack_dirs(extra, builtin))
+    return _digest(files, [_read_pack_bytes(path) for path in files])
+
+
+def _digest(files: list[Path], contents: list[bytes]) -> str:
+    digest = hashlib.sha256()
+    for path, data in zip(files, contents):
+        digest.update(path.name.encode() + b"\0" + data + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def _read_pack_bytes(path: Path) -> bytes:
