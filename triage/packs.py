@@ -105,7 +105,7 @@ class Signature:
     ignore_case: bool
     where: dict[str, Condition]
     literals: tuple[str, ...] = ()  # every match contains at least one (one per top-level branch)
-    source: str = ""  # file:line, named if a regex compiled on first use fails
+    source: str = ""  # pack file name:line, named if a regex compiled on first use fails
     _compiled: regex.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -404,7 +404,7 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
             chk.fail(f"condition on '{name}', which the regex does not capture", line, cause_id)
         where[name] = Condition(m.group(1), float(m.group(2)))
     sig = Signature(cause_id, index, pattern, literal, ignore_case, where, tuple(literals or [literal]),
-                    source=f"{chk.path}:{line}", _compiled=compiled)
+                    source=f"{chk.path.name}:{line}", _compiled=compiled)
     if check:
         _check_examples(chk, raw, sig, line)
     return sig
