@@ -7,6 +7,7 @@ Built-in packs and a user's packs go through this same loader.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re as std_re
@@ -216,7 +217,9 @@ class Cause:
         }
 
 
+@functools.cache
 def _specifier(text: str) -> SpecifierSet:
+    """A version range, parsed once per process (and only where a detected version is tested)."""
     from packaging.specifiers import SpecifierSet  # noqa: PLC0415
 
     return SpecifierSet(text)
