@@ -150,7 +150,8 @@ def test_help_does_not_import_the_scanner_the_store_or_rich() -> None:
 
 
 BAD_EXAMPLE = BODY.replace("match: ['ERROR: {name} frobnicator exploded']",
-                           "match: ['ERROR: {name} frobnicator exploded']\n        no_match: ['ERROR: {name} frobnicator exploded twice']")
+                           "match: ['ERROR: {name} frobnicator exploded']\n"
+                           "        no_match: ['ERROR: {name} frobnicator exploded twice']")
 BAD_REGEX = BODY.replace("regex: '{name} frobnicator exploded'",
                          "regex: '{name} frobnicator (?P<x>exploded'\n        literal: frobnicator")
 
