@@ -245,3 +245,20 @@ def test_kb_search_of_cached_packs_reads_only_the_index_and_a_changed_pack_is_lo
     (folder / "one.yaml").write_text(BAD_EXAMPLE.format(name="one", title="Frobnicator exploded"))
     with pytest.raises(PackError, match="no_match example matches"):
         kb.search_packs([folder], "frobnicator", 5)
+
+
+def test_a_parallel_scan_compiles_every_regex_once_and_later_ones_thaw_them(
+        builtin_dir: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from triage import packs as packs_module
+
+    (builtin_dir / "one.yaml").write_text(BODY.format(name="one", title="First"))
+    (builtin_dir / "two.yaml").write_text(BODY.format(name="two", title="Second"))
+    packs_module.compile_all(load_packs())  # compiles both and keeps them
+    assert list(cache_dir.glob("regexes-*.pickle"))
+    again = load_packs()
+    assert all(s._compiled is None for s in again.signatures)  # a short command compiles only what it uses
+    with monkeypatch.context() as patch:
+        patch.setattr(packs_module.regex, "compile", lambda *a, **k: pytest.fail("compiled again"))
+        packs_module.compile_all(again)
+        lines = ("ERROR: one frobnicator exploded", "ERROR: two frobnicator exploded")
+        assert [s.match(line) for s, line in zip(again.signatures, lines)] == [{}, {}]

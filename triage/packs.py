@@ -738,6 +738,23 @@ def _check_size(path: Path) -> None:
                         hint="split it into several packs")
 
 
+def compile_all(packs: PackSet, cache: bool = True) -> None:
+    """Compile every signature's regex now, from the cache when it holds them (a pickled `regex` pattern
+    thaws without being parsed again). For a process pool: its workers inherit the compiled regexes rather
+    than each compiling those it meets. Short commands never call this; they compile what they use."""
+    sigs = packs.signatures
+    code = disk.code_hash(PACK_CODE, f"regex={regex.__version__}")
+    stored = disk.load("regexes", packs.digest, code) if cache else None
+    if isinstance(stored, list) and len(stored) == len(sigs) and \
+            all(getattr(c, "pattern", None) == s.pattern for c, s in zip(stored, sigs)):
+        for sig, compiled in zip(sigs, stored):
+            sig._compiled = compiled
+        return
+    compiled = [s.compiled for s in sigs]
+    if cache:
+        disk.store("regexes", packs.digest, code, compiled)
+
+
 def iter_examples(packs: PackSet) -> Iterator[tuple[Cause, str]]:
     for cause in packs.causes.values():
         for example in cause.examples:

@@ -26,7 +26,7 @@ from .fingerprint import fingerprint
 from .gate import Gate, make_gate
 from .lazyre import lazy
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
-from .packs import REGEX_TIMEOUT_S, Cause, PackSet, Signature, interpolate
+from .packs import REGEX_TIMEOUT_S, Cause, PackSet, Signature, compile_all, interpolate
 from .sources import LINE_CAP, Block, ReadStats, Source, decode, discover, open_binary, read_blocks
 from .split import SPLIT_MIN_BYTES, Range, RangeReader, lines_after, lines_before, plain_file, plan_ranges
 
@@ -835,6 +835,7 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
 
             # the matcher travels once per process, not once per task, and no process compiles a gate
             matcher = matcher or Matcher(packs, gate)
+            compile_all(packs)  # nor the regexes: a forked worker inherits them
             with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker,
                                      initargs=(matcher, os.getpid())) as pool:
                 pieces = list(pool.map(_scan_in_worker, tasks))
