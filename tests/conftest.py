@@ -52,4 +52,11 @@ def corpus(rel: str) -> Path:
     return hits[0]
 
 
+def public(rel: str) -> Path:
+    """A real fixture by a unique prefix of its path below fixtures/public."""
+    hits = sorted(p for p in PUBLIC.glob(rel + "*") if not p.name.endswith(".expected.yaml"))
+    assert len(hits) == 1, f"{rel}: {hits}"
+    return hits[0]
+
+
 os.environ.setdefault("COLUMNS", "120")

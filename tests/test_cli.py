@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from triage.cli import app
 
-from .conftest import FIXTURES, ROOT, corpus
+from .conftest import FIXTURES, ROOT, corpus, public
 
 runner = CliRunner()
 SEED = FIXTURES / "notes" / "dfc-a1-seed-dfc329.log"
@@ -145,10 +145,10 @@ def test_user_packs_option_adds_causes(tmp_path: Path, fmt: str) -> None:
 
 
 def test_counts_agree_across_every_view(tmp_path: Path) -> None:
-    """Real logs with explained findings (414), an unexplained error line (044) and CRLF (011): the counts
+    """Real logs with explained findings (414), an unexplained error line (xsim 203) and CRLF (011): the counts
     of `scan --format json`, `runs list`, `runs show` and the HTML report are one and the same."""
     db = str(tmp_path / "c.db")
-    inputs = [str(corpus("logs/dfc/414-")), str(corpus("dfc/cases/044-")), str(corpus("logs/hls/011-"))]
+    inputs = [str(corpus("logs/dfc/414-")), str(public("vivado/203-")), str(corpus("logs/hls/011-"))]
     doc = json.loads(run("scan", *inputs, "--db", db, "--format", "json").stdout)
     top = doc["findings"]
     expected = {"error": sum(f["severity"] == "error" for f in top), "warning": sum(f["severity"] == "warning" for f in top),

@@ -40,13 +40,13 @@ SCREENS = [(80, False), (80, True), (120, False), (120, True)]
 SCREEN_IDS = ["80-pipe", "80-tty", "120-pipe", "120-tty"]
 
 # Real fixtures whose results are frozen for the golden files, from each toolchain: a DFC root cause that
-# explains a generic wrapper, a DFC crash with an error line nothing explains, a passed DFC compile with
+# explains a generic wrapper, a simulator crash with an error line nothing explains, a passed DFC compile with
 # warnings and notes; Vivado HLS C++ errors under two generic wrappers, a long reference URL and notes; a
 # Vivado implementation with an unexplained CRITICAL WARNING and the tool's own advice; FINN with
 # references wider than 80 columns and a traceback nobody explains; HailoRT with repeated status checks.
 GOLDEN = {
     "dfc-partition": "dfc/cases/043-",
-    "dfc-concat-unexplained": "dfc/cases/044-",
+    "xsim-unexplained": "vivado/203-4rshdeep-",
     "dfc-passed-warnings": "logs/dfc/402-",
     "hls-cxx-errors": "hls/002-AbhirupDas04-",
     "vivado-advice": "vivado/058-ATaylorCEngFIET-",
@@ -180,7 +180,7 @@ def test_info_findings_collapse_to_one_line_each() -> None:
 
 
 def test_unexplained_line_puts_its_location_first_and_gets_the_width() -> None:
-    result = frozen("dfc-concat-unexplained")
+    result = frozen("xsim-unexplained")
     (u,) = result.unexplained
     where = f"  {u.path}:{u.line}"
     lines = render(result, 120, False).splitlines()
@@ -237,7 +237,7 @@ def test_log_text_is_never_markup_or_terminal_control() -> None:
 def test_short_lines_are_the_tee_lines_then_the_closing_line() -> None:
     from triage.outputs import finding_line, to_short
 
-    result = frozen("dfc-concat-unexplained")
+    result = frozen("xsim-unexplained")
     lines = to_short(result).splitlines()
     assert len(lines) == len(result.findings) + len(result.unexplained) + 1
     for f, line in zip(result.findings, lines):

@@ -23,10 +23,10 @@ from triage.scan import WarningLog, scan_sources
 from triage.sources import discover
 from triage.store import LogKeeper, open_store
 
-from .conftest import CORPUS, corpus
+from .conftest import CORPUS, corpus, public
 
 runner = CliRunner()
-CONCAT = "dfc/cases/044-"  # a real failing DFC run: `IndexError: tuple index out of range` is explained by no cause
+XSIM = "vivado/203-"  # a real failed simulation: a known cause, and `ERROR: unknown error occurred` explained by none
 PARTITION = "dfc/cases/043-"
 XFORM = "hls/cases/005-"
 
@@ -169,14 +169,14 @@ def cli(*args: str):  # type: ignore[no-untyped-def]
 
 def test_cli_draft_backtest_fill_and_retriage(tmp_path: Path) -> None:
     db, drafts = str(tmp_path / "runs.db"), tmp_path / "drafts"
-    assert cli("scan", str(corpus(CONCAT)), "--db", db, "-q").exit_code == 1
+    assert cli("scan", str(public(XSIM)), "--db", db, "-q").exit_code == 1
     shown = cli("runs", "show", "1", "--db", db).stdout
     (fp,) = re.findall(r"draft: triage kb draft ([0-9a-f]{12})", shown)
 
     made = cli("kb", "draft", fp, "--db", db, "--out", str(drafts))
     assert made.exit_code == 0, made.stdout
-    assert "regex: IndexError: tuple index out of range" in made.stdout
-    assert re.search(r"dfc/indexerror-tuple-index-out-of-range\s+1\s+0\s+1\s+0", made.stdout)  # 1 failed hit, 0 passed
+    assert "regex: unknown error occurred" in made.stdout
+    assert re.search(r"vivado/unknown-error-occurred\s+1\s+0\s+1\s+0", made.stdout)  # 1 failed hit, 0 passed
     assert "explains error lines in: run 1 (1)" in made.stdout
     again = runner.invoke(app, ["kb", "draft", fp, "--db", db, "--out", str(drafts)])
     assert isinstance(again.exception, InputError) and "exists already" in str(again.exception)  # never overwritten
@@ -184,7 +184,7 @@ def test_cli_draft_backtest_fill_and_retriage(tmp_path: Path) -> None:
     checked = runner.invoke(app, ["packs", "check", "--packs", str(drafts)])
     assert isinstance(checked.exception, PackError)
     assert "'cause' is still the placeholder of the draft" in str(checked.exception)
-    _fill(drafts / "dfc-indexerror-tuple-index-out-of-range.yaml")
+    _fill(drafts / "vivado-unknown-error-occurred.yaml")
     assert cli("packs", "check", "--packs", str(drafts)).exit_code == 0
     tested = cli("packs", "test", "--packs", str(drafts), "--fixtures", str(drafts / "fixtures"), "--against-db",
                  "--db", db)
@@ -192,9 +192,9 @@ def test_cli_draft_backtest_fill_and_retriage(tmp_path: Path) -> None:
     assert "1/1 goldens match" in tested.stdout and "hides: no cause" in tested.stdout
     table = tested.stdout.split("Causes: fixtures hit", 1)[1].split(" match examples", 1)[0]
     rows = [line.split() for line in table.splitlines() if re.match(r"[a-z0-9_]+/\S+\s", line)]
-    assert rows == [["dfc/indexerror-tuple-index-out-of-range", "error", "1", "0"]]  # the draft alone
+    assert rows == [["vivado/unknown-error-occurred", "error", "1", "0"]]  # the draft alone
     retriaged = cli("retriage", "--packs", str(drafts), "--db", db, "--json")
-    assert json.loads(retriaged.stdout)[0]["added"] == ["dfc/indexerror-tuple-index-out-of-range"]
+    assert json.loads(retriaged.stdout)[0]["added"] == ["vivado/unknown-error-occurred"]
 
 
 def test_cli_draft_from_pasted_text_prints_the_yaml(tmp_path: Path) -> None:
@@ -234,7 +234,7 @@ def test_nightly_page_offers_the_draft_command(tmp_path: Path, packs) -> None:
 
     now = datetime.now(timezone.utc)
     with open_store(tmp_path / "runs.db") as store:
-        result = scan_paths([str(corpus(CONCAT))], packs)
+        result = scan_paths([str(public(XSIM))], packs)
         store.record_run(result, packs=packs, dimensions={"label": "n"}, duration_s=0.1, logs=LogKeeper(),
                          created=now - timedelta(hours=1))
         html = render_nightly(build_nightly_context(store, now - timedelta(days=1), now, now=now, packs=packs,

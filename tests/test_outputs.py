@@ -32,15 +32,15 @@ from triage.outputs import (
 )
 from triage.sources import Source
 
-from .conftest import FIXTURES, ROOT, corpus
+from .conftest import FIXTURES, ROOT, corpus, public
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-2.1.0.schema.json").read_text(encoding="utf-8"))
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
-# Real logs: errors with explained findings, warnings and info (414); an unexplained error line (044);
+# Real logs: errors with explained findings, warnings and info (414); an unexplained error line (xsim 203);
 # a Vivado HLS log with CRLF line ends (011); a DFC partition failure for streaming (043).
 MIXED = "logs/dfc/414-"
-UNEXPLAINED = "dfc/cases/044-"
+UNEXPLAINED = public("vivado/203-")
 CRLF = "logs/hls/011-"
 PARTITION = "dfc/cases/043-"
 
@@ -51,7 +51,7 @@ def rel(p: Path) -> str:
 
 @pytest.fixture(scope="module")
 def result(packs):
-    r = scan_paths([rel(corpus(MIXED)), rel(corpus(UNEXPLAINED)), rel(corpus(CRLF))], packs)
+    r = scan_paths([rel(corpus(MIXED)), rel(UNEXPLAINED), rel(corpus(CRLF))], packs)
     # the fixtures must exercise what the renderings branch on
     assert {f.severity for f in r.all_findings()} == {"error", "warning", "info"}
     assert any(f.explained for f in r.findings)
@@ -551,7 +551,7 @@ def test_cli_tee_prints_first_finding_before_stdin_is_closed():
 
 @needs_tee
 def test_cli_unexplained_stdin_as_github_annotations(tmp_path):
-    data = corpus(UNEXPLAINED).read_bytes()
+    data = UNEXPLAINED.read_bytes()
     proc = subprocess.run([sys.executable, "-m", "triage", "scan", "-", "--format", "github", "--no-store"],
                           input=data, capture_output=True, cwd=ROOT, env=_env(), timeout=120)
     lines = proc.stdout.decode().splitlines()

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from triage import scan_paths, scan_text
+from triage import load_packs, scan_paths, scan_text
 from triage.gate import HyperscanGate, PythonGate, candidates
+from triage.packs import builtin_pack_dir
 from triage.scan import Matcher, scan_sources
 from triage.sources import Source
 
@@ -122,6 +123,21 @@ def test_traceback_and_its_unexplained_exception_line_are_one_entry(packs) -> No
     assert [u.line for u in r.unexplained if "Traceback" in u.text] == [8]
 
 
+@pytest.mark.parametrize(("fixture", "cause", "exception_line"), [
+    ("corpus/dfc/cases/044-ghnote-concat-op-indexerror-random-calib.log", "dfc/concat-op-low-rank-index-error", 3),
+    ("public/dfc/063-saltypretz3l-lfm25-tile-head-repeat-traceback.log", "dfc/parse-tile-head-repeat", 13),
+    # a notebook's JSON output: the frame's quotes are escaped, four frames between it and the exception
+    ("public/dfc/061-codetam-hailo-project-mnist-profiler-indexerror.log", "dfc/profiler-rank2-tensor-indexerror", 137),
+])
+def test_the_exception_line_of_a_frame_a_cause_explains_is_explained_with_it(fixture, cause, exception_line,
+                                                                              packs) -> None:
+    path = FIXTURES / fixture
+    assert "IndexError:" in path.read_text(encoding="utf-8").splitlines()[exception_line - 1]
+    r = scan_paths([str(path)], packs)
+    assert cause in [f.id for f in r.findings] and r.unexplained == []
+    # without the cause that explains the frame, the exception line is what the run has to say
+    bare = load_packs([builtin_pack_dir() / "triage.yaml"], builtin=False)
+    assert exception_line in [u.line for u in scan_paths([str(path)], bare).unexplained]
 def test_several_inputs_form_one_run_and_parallel_equals_serial(packs) -> None:
     paths = [str(corpus("dfc/cases/043-")), str(corpus("hls/cases/005-")), str(corpus("logs/hls/013-"))]
     serial = scan_paths(paths, packs, jobs=1)

@@ -48,6 +48,11 @@ ERROR_LINE = regex.compile(
     r"|(?<![\w-])Killed\b|Segmentation fault|\bFATAL\b"
 )
 
+# A Python traceback: a frame line, and the exception line that ends it (after the frames and their code).
+FRAME_LINE = regex.compile(r'File \\?"[^"\n]+", line \d+')  # also as a notebook's JSON quotes it
+EXCEPTION_LINE = regex.compile(r'^[\s"\'>`|]*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)\w*:')
+FRAME_REACH = 60  # the exception line of a traceback whose frame a cause explains comes within this many lines
+
 Warn = Callable[[str], None]
 RawSink = Callable[[Source, bytes], None]  # receives every byte read, unchanged (tee, kept logs)
 OnFinding = Callable[[Cause, Evidence], None]
@@ -215,6 +220,7 @@ class _SourceScan:
         self.tail: list[str] = []  # last CONTEXT lines of the previous block
         self.awaiting: list[Evidence] = []  # evidence still missing lines of after-context
         self.open_tracebacks: list[tuple[int, str]] = []
+        self.explained_frame: int | None = None  # line of a traceback frame a cause explained, until its exception
         self.metrics: list[Metric] = []
         self.metric_index: dict[tuple[str, str, str], int] = {}
         self.metric_stream = MetricStream(self.path)
@@ -324,6 +330,8 @@ class _SourceScan:
             self.last_readable = (line_no, outcome.readable)
         if matched:
             self.open_tracebacks = []  # those in reach were counted as explained by _record; the rest are stale
+            if FRAME_LINE.search(text) and not EXCEPTION_LINE.match(text):
+                self.explained_frame = line_no  # the exception this frame raised is explained with it
         elif outcome.fingerprint is not None and self.source.kind != "config":
             self._unexplained(line_no, text, outcome.fingerprint, end)
 
@@ -502,6 +510,9 @@ class _SourceScan:
         self.awaiting = [ev for ev in self.awaiting if len(ev.after) < CONTEXT]
 
     def _unexplained(self, line_no: int, text: str, fp: str, end: int) -> None:
+        frame, self.explained_frame = self.explained_frame, None
+        if frame is not None and line_no - frame <= FRAME_REACH and EXCEPTION_LINE.match(text):
+            return  # the exception line of a traceback whose frame a cause explains: that cause explains it
         header = "Traceback (most recent call last)" in text
         if self.open_tracebacks and not header:
             # the exception line that ends a traceback says what its header only announces: one entry, not two
