@@ -45,7 +45,7 @@ def test_an_edit_revalidates_only_the_file_that_changed(tmp_path: Path, cache_di
     folder = _packs(tmp_path / "packs", one="First", two="Second")
     seen: list[str] = []
     real = packs_module.load_pack_file
-    monkeypatch.setattr(packs_module, "load_pack_file", lambda p: seen.append(p.name) or real(p))
+    monkeypatch.setattr(packs_module, "load_pack_file", lambda p, check=True: seen.append(p.name) or real(p, check))
     load_packs(extra=[folder], builtin=False)
     assert sorted(seen) == ["one.yaml", "two.yaml"]
     seen.clear()
@@ -147,3 +147,118 @@ def test_help_does_not_import_the_scanner_the_store_or_rich() -> None:
     heavy = {"triage.packs", "triage.scan", "triage.store", "regex", "yaml", "sqlite_utils", "jinja2",
              "rich.console", "typer.rich_utils", "hyperscan"}
     assert not heavy & loaded, sorted(heavy & loaded)
+
+
+BAD_EXAMPLE = BODY.replace("match: ['ERROR: {name} frobnicator exploded']",
+                           "match: ['ERROR: {name} frobnicator exploded']\n"
+                           "        no_match: ['ERROR: {name} frobnicator exploded twice']")
+BAD_REGEX = BODY.replace("regex: '{name} frobnicator exploded'",
+                         "regex: '{name} frobnicator (?P<x>exploded'\n        literal: frobnicator")
+
+
+@pytest.fixture()
+def builtin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in for the built-in packs (synthetic): `builtin_pack_dir()` points here."""
+    from triage import packs as packs_module
+
+    folder = tmp_path / "builtin"
+    folder.mkdir()
+    monkeypatch.setattr(packs_module, "builtin_pack_dir", lambda: folder)
+    return folder
+
+
+def test_built_in_packs_load_unchecked_their_regexes_compiled_on_first_use(builtin_dir: Path, cache_dir: Path) -> None:
+    (builtin_dir / "one.yaml").write_text(BODY.format(name="one", title="First"))
+    for fresh in (True, False):  # validated now, then from the cache
+        sig = load_packs().causes["one/x"].signatures[0]
+        assert sig._compiled is None, fresh
+        assert sig.match("ERROR: one frobnicator exploded") == {} and sig._compiled is not None
+
+
+def test_a_broken_example_of_a_built_in_pack_fails_packs_check_and_a_users_pack_always(
+        builtin_dir: Path, tmp_path: Path, cache_dir: Path) -> None:
+    from typer.testing import CliRunner
+
+    from triage.cli import app
+    from triage.errors import PackError
+
+    (builtin_dir / "one.yaml").write_text(BAD_EXAMPLE.format(name="one", title="First"))
+    assert "one/x" in load_packs().causes  # trusted: the suite and `packs check` check the built-in packs
+    with pytest.raises(PackError, match="no_match example matches"):
+        load_packs(check=True)  # the unchecked set in the cache does not stand in for a check
+    result = CliRunner().invoke(app, ["packs", "check"])
+    assert isinstance(result.exception, PackError)  # `main` prints it as the one-line error, exit 2
+    user = tmp_path / "mine"
+    user.mkdir()
+    (user / "two.yaml").write_text(BAD_EXAMPLE.format(name="two", title="Second"))
+    with pytest.raises(PackError, match="no_match example matches"):
+        load_packs(extra=[user])
+
+
+def test_a_bad_regex_of_an_unchecked_pack_is_a_clear_error_at_first_use(builtin_dir: Path, cache_dir: Path) -> None:
+    from triage import scan_text
+    from triage.errors import PackError
+
+    (builtin_dir / "one.yaml").write_text(BAD_REGEX.format(name="one", title="First"))
+    packs = load_packs()
+    assert scan_text("INFO: nothing to see\n", packs).findings == []  # no candidate line: never compiled
+    with pytest.raises(PackError) as caught:
+        scan_text("ERROR: one frobnicator exploded\n", packs)
+    rendered = caught.value.render()
+    assert "one/x: bad regex" in rendered and "one.yaml:" in rendered and "packs check" in rendered
+
+
+def test_kb_search_reads_the_cached_index_without_sqlite_utils_or_the_scanner(packs, cache_dir: Path) -> None:
+    from triage import kb
+
+    want = [r["id"] for r in kb.search(packs, "allocation failed", 5)]  # builds the index (sqlite-utils)
+    code = ("import sys\nfrom triage import kb, load_packs\n"
+            "print(' '.join(r['id'] for r in kb.search(load_packs(), 'allocation failed', 5)))\n"
+            "print(' '.join(sorted(sys.modules)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    ids, modules = out.stdout.splitlines()
+    assert ids.split() == want and "dfc/allocation-failed" in want
+    assert not {"sqlite_utils", "triage.scan", "triage.store"} & set(modules.split())
+
+
+def test_a_damaged_knowledge_index_in_the_cache_is_bypassed(packs, cache_dir: Path) -> None:
+    from triage import kb
+
+    want = [r["id"] for r in kb.search(packs, "allocation failed", 5)]
+    (index,) = cache_dir.glob("kb-*.db")
+    index.write_bytes(b"not a database " * 100)
+    assert [r["id"] for r in kb.search(packs, "allocation failed", 5)] == want
+
+
+def test_kb_search_of_cached_packs_reads_only_the_index_and_a_changed_pack_is_loaded_first(
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from triage import kb
+    from triage import packs as packs_module
+    from triage.errors import PackError
+
+    folder = _packs(tmp_path / "packs", one="Frobnicator exploded")
+    want = [r["id"] for r in kb.search_packs([folder], "frobnicator", 5)]
+    assert want and want == [r["id"] for r in kb.search(load_packs([folder]), "frobnicator", 5)]
+    with monkeypatch.context() as patch:
+        patch.setattr(packs_module, "load_packs", lambda *a, **k: pytest.fail("loaded the packs"))
+        assert [r["id"] for r in kb.search_packs([folder], "frobnicator", 5)] == want
+    (folder / "one.yaml").write_text(BAD_EXAMPLE.format(name="one", title="Frobnicator exploded"))
+    with pytest.raises(PackError, match="no_match example matches"):
+        kb.search_packs([folder], "frobnicator", 5)
+
+
+def test_a_parallel_scan_compiles_every_regex_once_and_later_ones_thaw_them(
+        builtin_dir: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from triage import packs as packs_module
+
+    (builtin_dir / "one.yaml").write_text(BODY.format(name="one", title="First"))
+    (builtin_dir / "two.yaml").write_text(BODY.format(name="two", title="Second"))
+    packs_module.compile_all(load_packs())  # compiles both and keeps them
+    assert list(cache_dir.glob("regexes-*.pickle"))
+    again = load_packs()
+    assert all(s._compiled is None for s in again.signatures)  # a short command compiles only what it uses
+    with monkeypatch.context() as patch:
+        patch.setattr(packs_module.regex, "compile", lambda *a, **k: pytest.fail("compiled again"))
+        packs_module.compile_all(again)
+        lines = ("ERROR: one frobnicator exploded", "ERROR: two frobnicator exploded")
+        assert [s.match(line) for s, line in zip(again.signatures, lines)] == [{}, {}]

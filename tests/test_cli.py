@@ -256,3 +256,16 @@ def test_ingest_refuses_a_created_that_is_not_a_date(tmp_path: Path) -> None:
     proc = triage("ingest", str(path), "--db", str(tmp_path / "x.db"))
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: created: 'last tuesday' is not an ISO 8601 date-time")
+
+
+def test_a_command_runs_with_only_its_part_of_the_app_and_the_same_help() -> None:
+    from typer.main import get_command
+
+    from triage.cli import app_for
+
+    assert set(get_command(app_for(["kb", "search", "x"])).commands) == {"kb"}
+    assert set(get_command(app_for(["scan", "-"])).commands) == {"scan"}
+    for whole in (["--help"], ["--version"], ["scna"], []):  # the command list, the version, "did you mean"
+        assert app_for(whole) is app
+    for args in (["scan", "--help"], ["kb", "search", "--help"], ["runs", "--help"]):
+        assert runner.invoke(app_for(args), args).output == runner.invoke(app, args).output

@@ -239,3 +239,12 @@ def test_the_error_line_pattern_is_bounded_and_fails_closed(tmp_path: Path) -> N
     dropped = [w for w in warnings if "error-line pattern" in w and "used its time budget" in w]
     assert len(dropped) == 1 and int(dropped[0].split(f"{log}:")[1].split(":")[0]) < count, warnings
     assert sum(u.count for u in result.unexplained) == count and result.unexplained[0].line == 1
+
+
+@pytest.mark.parametrize("text", ["Run JavaScript:alert(1) first", "an onclick = 'x' handler", "Tom &amp; Jerry",
+                                  "&#60;b&#62;", "use <b>bold</b>", "< script >", "Set x = 1: then rebuild.",
+                                  "Plain prose with `code`, (parentheses) and 50% of the LUTs."])
+def test_the_markup_prefilter_agrees_with_the_markup_regex(text: str) -> None:
+    from triage.packs import MARKUP_RE, _may_be_markup
+
+    assert _may_be_markup(text) == (MARKUP_RE.search(text) is not None)

@@ -14,7 +14,7 @@ from triage.packs import PackSet
 
 from .conftest import CORPUS, FIXTURES, PUBLIC
 
-PACKS: PackSet = load_packs()
+PACKS: PackSet = load_packs(check=True)  # every example of the built-in packs, as `packs check` does
 SIGNATURES = [(c.id, i, s) for c in PACKS.causes.values() for i, s in enumerate(c.signatures)]
 
 

@@ -10,21 +10,25 @@ from __future__ import annotations
 
 import regex
 
+from .lazyre import lazy
+
 # A line within AFTER_REACH lines below the error that carries the tool's advice, first rule first.
 AFTER_RULES: tuple[regex.Pattern[str], ...] = (
-    regex.compile(r"^\s*(?:Resolution|Explanation):\s*(?P<advice>\S.*)"),  # Vivado, Vivado HLS, Vitis HLS
-    regex.compile(r"^\s*(?P<advice>Please try to parse the model again, using these end node names:.*)"),  # DFC parser
+    lazy(regex.compile, r"^\s*(?:Resolution|Explanation):\s*(?P<advice>\S.*)"),  # Vivado, Vivado HLS, Vitis HLS
+    # the DFC parser
+    lazy(regex.compile, r"^\s*(?P<advice>Please try to parse the model again, using these end node names:.*)"),
 )
 AFTER_REACH = 6
 # A line that starts the next Vivado/HLS message: advice below it belongs to that message, not to ours.
-NEXT_MESSAGE = regex.compile(r"^\s*(?:INFO|WARNING|ERROR|CRITICAL WARNING): \[")
+NEXT_MESSAGE = lazy(regex.compile, r"^\s*(?:INFO|WARNING|ERROR|CRITICAL WARNING): \[")
 
 # A line that only carries a status code; the advice is the readable error printed shortly before it.
-STATUS_ONLY = regex.compile(r"failed with status=|failed with status |status = \d+\s*$")
-READABLE_BEFORE = regex.compile(r"\[HailoRT\] \[(?:error|critical)\] (?P<advice>(?!.*(?:failed with status|status = \d)).*\w.*)")
+STATUS_ONLY = lazy(regex.compile, r"failed with status=|failed with status |status = \d+\s*$")
+READABLE_BEFORE = lazy(
+    regex.compile, r"\[HailoRT\] \[(?:error|critical)\] (?P<advice>(?!.*(?:failed with status|status = \d)).*\w.*)")
 BEFORE_REACH = 60
 
-MESSAGE_ID = regex.compile(r"\[(?P<id>[A-Z][A-Za-z+]*(?: [A-Za-z+]+)* \d+-\d+)\]")
+MESSAGE_ID = lazy(regex.compile, r"\[(?P<id>[A-Z][A-Za-z+]*(?: [A-Za-z+]+)* \d+-\d+)\]")
 ADVICE_CAP = 1000
 
 

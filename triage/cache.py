@@ -10,6 +10,7 @@ unreadable or unwritable cache never fails a command.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import pickle
@@ -68,10 +69,15 @@ def load(kind: str, key: str, code: str) -> Any:
         data = path.read_bytes()
     except OSError:
         return None
-    try:
+    collecting = gc.isenabled()
+    gc.disable()  # a pack set is tens of thousands of new containers: the cyclic collector would walk them
+    try:          # again and again while they are made, and none of them is garbage
         obj = pickle.loads(data)
     except Exception:  # noqa: BLE001 - a broken entry is simply rebuilt
         return None
+    finally:
+        if collecting:
+            gc.enable()
     touch(path)
     return obj
 

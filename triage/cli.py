@@ -298,9 +298,9 @@ app.add_typer(packs_app, name="packs")
 def packs_check(packs: PacksOpt = None) -> None:
     """Load and validate every pack; exit 2 on the first error.
 
-    Checks the schema, every regex and every example of every pack.
+    Checks the schema, every regex and every example of every pack, the built-in ones included.
     """
-    pack_set = load_packs(packs or [])
+    pack_set = load_packs(packs or [], check=True)
     print(f"{len(pack_set.causes)} causes in {len(pack_set.files)} packs: OK")
 
 
@@ -324,7 +324,7 @@ def packs_test(
 
     from .packs import pack_files
 
-    pack_set = load_packs(packs or [])
+    pack_set = load_packs(packs or [], check=True)
     report = test_goldens(pack_set, fixtures, update=update_goldens)
     console = Console(highlight=False)
     mine = {p.name for p in pack_files(packs or [])}
@@ -423,9 +423,9 @@ def kb_search(
     packs: PacksOpt = None,
 ) -> None:
     """Full-text search of the knowledge base, best match first."""
-    from .kb import search
+    from .kb import search_packs
 
-    rows = search(load_packs(packs or []), query, limit)
+    rows = search_packs(packs or [], query, limit)  # the cached index of these packs, without loading them
     if as_json:
         _print_json([{k: r.get(k) for k in ("id", "severity", "tool", "title", "versions", "rank")} for r in rows])
         return
@@ -496,10 +496,31 @@ def _root(
     """triage: known causes and workarounds for accelerator compile logs."""
 
 
+def app_for(args: list[str]) -> typer.Typer:
+    """The app with only the command (or sub-app) `args` name: Typer turns every registered command's
+    signature into parameters on every start, which costs more than a short command itself. The top-level
+    help, `--version` and an unknown command (its "did you mean") get the whole app."""
+    name = args[0] if args else ""
+    if name.startswith("-"):
+        return app
+    from typer.main import get_command_name  # noqa: PLC0415
+
+    commands = [c for c in app.registered_commands
+                if (c.name or get_command_name(c.callback.__name__ if c.callback else "")) == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not commands and not groups:
+        return app
+    import copy  # noqa: PLC0415
+
+    slim = copy.copy(app)
+    slim.registered_commands, slim.registered_groups = commands, groups
+    return slim
+
+
 def main() -> None:
     """Entry point: one place turns a `TriageError` into a one-line message and exit code 2."""
     try:
-        code = app(standalone_mode=False)  # returns the exit code instead of raising it
+        code = app_for(sys.argv[1:])(standalone_mode=False)  # returns the exit code instead of raising it
         sys.exit(code if isinstance(code, int) else 0)
     except TriageError as exc:
         err.print(exc.render(), markup=False, highlight=False)

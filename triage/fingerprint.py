@@ -10,7 +10,9 @@ import hashlib
 
 import regex
 
-MESSAGE_ID = regex.compile(r"\[[A-Za-z][\w]*(?: [A-Za-z][\w]*)? \d+-\d+\]")
+from .lazyre import lazy
+
+MESSAGE_ID = lazy(regex.compile, r"\[[A-Za-z][\w]*(?: [A-Za-z][\w]*)? \d+-\d+\]")
 
 MASKS: tuple[tuple[str, str], ...] = (
     (r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?", "<TIME>"),
@@ -22,7 +24,7 @@ MASKS: tuple[tuple[str, str], ...] = (
     (r"\b(?:tmp|temp)[\w-]*\b", "<TMP>"),
     (r"\b\d+(?:\.\d+)?\b", "<N>"),
 )
-_COMPILED = tuple((regex.compile(p), r) for p, r in MASKS)
+_COMPILED = tuple((lazy(regex.compile, p), r) for p, r in MASKS)
 
 
 

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .fingerprint import normalise
 from .model import SEVERITY_RANK, ScanResult
 from .packs import Cause, PackSet
-from .scan import Matcher, scan_text
 
-if TYPE_CHECKING:
-    from .store import Store
+if TYPE_CHECKING:  # `kb search`, `kb show` and `packs list` need neither the scanner nor difflib
+    from .scan import Matcher
 
 
 @dataclass
@@ -37,6 +36,8 @@ class Explanation:
 
 def explain(text: str, packs: PackSet, matcher: Matcher | None = None, closest: int = 3) -> Explanation:
     """Run the matcher on pasted text; when nothing matches, rank the causes whose examples look closest."""
+    from .scan import scan_text  # noqa: PLC0415
+
     result = scan_text(text, packs, matcher)
     near: list[tuple[Cause, float]] = []
     if not result.findings:
@@ -51,12 +52,15 @@ def closest_causes(text: str, packs: PackSet, limit: int = 3) -> list[tuple[Caus
     """Similarity of the masked text to the masked examples (numbers, paths, names ignored) of the causes
     that share words with it: the full-text index shortlists them, so the cost does not grow with the
     knowledge base."""
+    import difflib  # noqa: PLC0415
+
+    from .fingerprint import normalise  # noqa: PLC0415
+
     wanted = normalise(text)[:500]
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(wanted)
-    with knowledge_db(packs) as store:
-        words = " ".join(re.findall(r"\w+", text)[:64])  # as the index splits them; no phrase quoting
-        ids = [r["id"] for r in store.search_causes(words, limit=SHORTLIST)]
+    words = " ".join(re.findall(r"\w+", text)[:64])  # as the index splits them; no phrase quoting
+    ids = [r["id"] for r in search(packs, words, SHORTLIST)]
     scored = []
     for cause in (packs.causes[i] for i in ids if i in packs.causes):
         best = 0.0
@@ -71,34 +75,64 @@ def closest_causes(text: str, packs: PackSet, limit: int = 3) -> list[tuple[Caus
 
 
 def search(packs: PackSet, query: str, limit: int = 20) -> list[dict[str, Any]]:
-    """Ranked full-text search over titles, causes, workarounds and example lines.
-
-    Goes through the store's FTS table (an in-memory store here), the same one `runs` and reports read.
-    """
-    with knowledge_db(packs) as store:
-        return store.search_causes(query, limit=limit)
+    """Ranked full-text search over titles, causes, workarounds and example lines (`ftsquery`), on the same
+    index the store keeps beside its runs."""
+    return _search(packs.digest, lambda: packs, query, limit)
 
 
-def knowledge_db(packs: PackSet) -> Store:
-    """The knowledge base as a (read-only) store with its full-text index: built once per pack set and
-    kept in the cache, so a lookup does not index every cause again. In memory when there is no cache."""
+def search_packs(extra: Iterable[str | Path], query: str, limit: int = 20) -> list[dict[str, Any]]:
+    """`search` over the packs `load_packs(extra)` loads, without loading them when their index is cached
+    (the index is keyed by their content and the loader's code: a changed pack is loaded, and checked, first)."""
+    from .packs import load_packs, pack_digest  # noqa: PLC0415
+
+    return _search(pack_digest(extra), lambda: load_packs(extra), query, limit)
+
+
+def _search(digest: str, load: Callable[[], PackSet], query: str, limit: int) -> list[dict[str, Any]]:
+    from .ftsquery import search_causes  # noqa: PLC0415
+
+    try:
+        with knowledge_db(digest, load) as conn:
+            return search_causes(conn, query, limit)
+    except sqlite3.Error:  # a damaged cached index: a cache is an optimisation, so index in memory
+        with knowledge_db(digest, load, cached=False) as conn:
+            return search_causes(conn, query, limit)
+
+
+KB_CODE = ("store.py", "kb.py", "packs.py", "literals.py", "model.py")  # what the index is built by and from
+
+
+@contextmanager
+def knowledge_db(digest: str, load: Callable[[], PackSet], cached: bool = True) -> Iterator[sqlite3.Connection]:
+    """The full-text index of the packs with this digest (`load` loads them), read-only: built once by the
+    store and kept in the cache, so a lookup neither indexes every cause again nor imports sqlite-utils. In
+    memory when there is no cache."""
     from . import cache as disk  # noqa: PLC0415
-    from .store import Store, open_store  # noqa: PLC0415
 
-    path = disk.path_for("kb", packs.digest, disk.code_hash(["store.py", "kb.py"]), ".db")
+    path = disk.path_for("kb", digest, disk.code_hash(KB_CODE), ".db") if cached else None
+    conn = None
     if path is not None:
         try:
             if not path.is_file():
-                _build_knowledge_db(packs, path)
-            from sqlite_utils import Database  # noqa: PLC0415
-
+                _build_knowledge_db(load(), path)
+            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
             disk.touch(path)
-            return Store(Database(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)), str(path))
         except (OSError, sqlite3.Error):
-            pass  # a cache is an optimisation: index in memory instead
+            conn = None
+    if conn is not None:
+        try:
+            yield conn
+        finally:
+            conn.close()
+        return
+    from .store import open_store  # noqa: PLC0415
+
     store = open_store(None)
-    store.sync_causes(packs)
-    return store
+    try:
+        store.sync_causes(load())
+        yield store.db.conn
+    finally:
+        store.close()
 
 
 def _build_knowledge_db(packs: PackSet, path: Path) -> None:
@@ -141,5 +175,7 @@ def causes_index_markdown(packs: PackSet) -> str:
 
 
 def closest_ids(packs: PackSet, wanted: str) -> str:
+    import difflib  # noqa: PLC0415
+
     near = difflib.get_close_matches(wanted, list(packs.causes), n=3, cutoff=0.5)
     return f"did you mean {', '.join(near)}?" if near else "`triage packs list` shows every id"

@@ -179,6 +179,8 @@ def analyse(pattern: str, ignore_case: bool = False, minimum: int = 4) -> tuple[
 
 def split_top_level(pattern: str) -> list[str]:
     """`a|b(c|d)|[|]` -> ['a', 'b(c|d)', '[|]']; inline global flags like `(?i)` stay with every branch."""
+    if "|" not in pattern:  # most signatures: nothing to split
+        return [pattern]
     flags = ""
     m = re.match(r"^\(\?[aiLmsux]+\)", pattern)
     if m:

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .lazyre import lazy
+
 KINDS = ("utilization", "timing", "latency", "interval", "clock")
 
 # Literals a log line must contain to be worth handing to `metrics_from_line` (for the literal gate).
@@ -402,15 +404,15 @@ def _timing_summary(path: str, lines: list[str]) -> Iterator[Metric]:
 
 # Labels are short (`16bit SCs`, `L3 weights`): bounding them keeps a long line without a `:` linear, where
 # an open-ended label was retried from every word to the end of the line.
-_FRACTION = re.compile(r"(?<![\w/])([A-Za-z0-9][\w ]{0,47}?):\s+(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)(?![\w./])")
-_COUNT_PCT = re.compile(r"(?<![\w/])([A-Za-z0-9][\w ]{0,47}?):\s+(\d+(?:\.\d+)?)\s+\((\d+(?:\.\d+)?)%\)")
-_DFC_TABLE_HEAD = re.compile(r"(?:^|\]\s)(\S+) utilization:\s*$")
-_DFC_ROW = re.compile(r"\|\s*(cluster_\d+|Total)\s*\|\s*([\d.]+)%\s*\|\s*([\d.]+)%\s*\|\s*([\d.]+)%\s*\|")
+_FRACTION = lazy(re.compile, r"(?<![\w/])([A-Za-z0-9][\w ]{0,47}?):\s+(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)(?![\w./])")
+_COUNT_PCT = lazy(re.compile, r"(?<![\w/])([A-Za-z0-9][\w ]{0,47}?):\s+(\d+(?:\.\d+)?)\s+\((\d+(?:\.\d+)?)%\)")
+_DFC_TABLE_HEAD = lazy(re.compile, r"(?:^|\]\s)(\S+) utilization:\s*$")
+_DFC_ROW = lazy(re.compile, r"\|\s*(cluster_\d+|Total)\s*\|\s*([\d.]+)%\s*\|\s*([\d.]+)%\s*\|\s*([\d.]+)%\s*\|")
 _DFC_COLUMNS = ("Control Utilization", "Compute Utilization", "Memory Utilization")
-_HLS_CLOCK = re.compile(
+_HLS_CLOCK = lazy(re.compile, 
     r"[Ee]stimated clock period \((\d+(?:\.\d+)?)\s*ns\) exceeds the target \(target clock period: "
     r"(\d+(?:\.\d+)?)\s*ns, clock uncertainty: (\d+(?:\.\d+)?)\s*ns")
-_HLS_FMAX = re.compile(r"Estimated Fmax: (\d+(?:\.\d+)?) MHz")
+_HLS_FMAX = lazy(re.compile, r"Estimated Fmax: (\d+(?:\.\d+)?) MHz")
 
 
 def metrics_from_line(line: str, *, path: str = "", line_no: int = 0, context: str | None = None) -> list[Metric]:

@@ -28,19 +28,22 @@ import json
 import os
 import re
 import sys
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePath
 from types import TracebackType
-from typing import IO, Any, BinaryIO, TextIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, TextIO
 from urllib.parse import quote, urlsplit
 
 from .display import one_line, terminal_safe
 from .fingerprint import fingerprint
 from .formats import evidence_dict, finding_dict, to_json, unexplained_dict
+from .lazyre import lazy
 from .model import SEVERITY_RANK, Evidence, Finding, ScanResult, Unexplained
 from .packs import Cause, PackSet
 from .sources import STDIN, Source
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 FORMATS = ("text", "short", "json", "jsonl", "junit", "sarif", "github")
 RawSink = Callable[[Source, bytes], None]  # same shape as triage.scan.RawSink
@@ -220,7 +223,7 @@ class JsonlStream:
 # JUnit XML
 
 
-_XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_XML_INVALID = lazy(re.compile, "[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _xml_text(text: str) -> str:
@@ -276,6 +279,8 @@ def _fails(severity: str, fail_on: str) -> bool:
 
 def to_junit(result: ScanResult, *, fail_on: str = "error") -> str:
     """One `testsuite` named 'triage' with one test case per cause found (see the module docstring)."""
+    import xml.etree.ElementTree as ET  # noqa: PLC0415 - only this format writes XML
+
     cases: list[ET.Element] = []
     counts = {"failures": 0, "skipped": 0}
 

@@ -7,6 +7,7 @@ Built-in packs and a user's packs go through this same loader.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re as std_re
@@ -19,6 +20,7 @@ import regex
 
 from . import cache as disk
 from .errors import PackError
+from .lazyre import lazy
 from .literals import analyse
 from .model import RUN_TOOLS, SEVERITIES
 
@@ -26,7 +28,7 @@ if TYPE_CHECKING:  # imported where they are used: a cached pack set needs neith
     import yaml
     from packaging.specifiers import SpecifierSet
 
-ID_RE = std_re.compile(r"^[a-z0-9_]+/[a-z0-9][a-z0-9_.-]*$")
+ID_RE = lazy(std_re.compile, r"^[a-z0-9_]+/[a-z0-9][a-z0-9_.-]*$")
 TOOLS = ("dfc", "hailort", "vivado_hls", "vitis_hls", "hls", "vivado", "hls4ml", "finn", "any")
 PHASES = (
     "parse", "optimize", "compile", "runtime", "env", "csim", "csynth", "cosim", "export",
@@ -39,14 +41,23 @@ MAX_PACK_BYTES = 4 * 1024 * 1024
 MAX_PATTERN_CHARS = 4000
 MAX_REPEAT_PRODUCT = 10000
 REGEX_TIMEOUT_S = 0.25
-CONDITION_RE = std_re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
+INLINE_FLAGS = lazy(std_re.compile, r"\(\?[a-zA-Z]*\)")  # `(?i)`: flags for the whole pattern
+CONDITION_RE = lazy(std_re.compile, r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
 
 # HTML in prose: reports escape it anyway, but a pack that carries it is not a pack we want to load.
-MARKUP_RE = std_re.compile(
+MARKUP_RE = lazy(
+    std_re.compile,
     r"<\s*/?\s*(?:script|style|iframe|img|svg|a|object|embed|link|meta|form|input|button|html|body|div|span|p|br|b|i|u|table|details|math)\b"
     r"|javascript:|\bon[a-z]+\s*=\s*['\"]|&#\w+;|&[a-z]+;",
     std_re.IGNORECASE,
 )
+
+
+def _may_be_markup(text: str) -> bool:
+    """MARKUP_RE's verdict; every branch of it needs one of `<&=:`, which most prose lacks, so the regex
+    (slow on long text) runs only where it could match."""
+    return any(c in text for c in "<&=:") and MARKUP_RE.search(text) is not None
+
 
 PACK_KEYS = {"pack", "tool", "description", "causes"}
 CAUSE_KEYS = {
@@ -98,15 +109,33 @@ class Signature:
     cause_id: str
     index: int
     pattern: str
-    compiled: regex.Pattern[str]
     literal: str  # the declared literal, or the first derived one
     ignore_case: bool
     where: dict[str, Condition]
     literals: tuple[str, ...] = ()  # every match contains at least one (one per top-level branch)
+    source: str = ""  # pack file name:line, named if a regex compiled on first use fails
+    _compiled: regex.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.literals:
             self.literals = (self.literal,)
+
+    @property
+    def compiled(self) -> regex.Pattern[str]:
+        """The regex, compiled on first use: most signatures never see a candidate line in a given log, and
+        compiling is most of what a cold load of the packs would cost."""
+        if self._compiled is None:
+            try:
+                self._compiled = regex.compile(self.pattern, regex.IGNORECASE if self.ignore_case else 0)
+            except regex.error as exc:  # a pack loaded unchecked (see `load_packs`): `packs check` finds it
+                raise PackError(f"{self.cause_id}: bad regex: {exc}", where=self.source or None,
+                                hint="`triage packs check` validates every pack") from None
+        return self._compiled
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Without the compiled regex: the cached pack set stays small and loads fast; it compiles again
+        on first use."""
+        return {**self.__dict__, "_compiled": None}
 
     def match(self, line: str) -> dict[str, str] | None:
         """Captures of the first match in `line` that satisfies the conditions, else None.
@@ -125,7 +154,7 @@ class Signature:
         return None
 
 
-TEMPLATE = regex.compile(r"\{\{\s*(?P<name>\w+)\s*\}\}")
+TEMPLATE = lazy(regex.compile, r"\{\{\s*(?P<name>\w+)\s*\}\}")
 
 
 def interpolate(text: str, values: dict[str, str]) -> str:
@@ -146,7 +175,7 @@ class Cause:
     explains: list[str]
     signatures: list[Signature]
     examples: list[str]
-    affected: SpecifierSet | None = None
+    affected: str | None = None  # a PEP 440 range, normalised; parsed only to test a detected version
     versions_note: str | None = None
     status: str = "stable"
     when: dict[str, Any] = field(default_factory=dict)
@@ -169,7 +198,7 @@ class Cause:
 
     @property
     def versions(self) -> str | None:
-        parts = [p for p in (str(self.affected) if self.affected else None, self.versions_note) if p]
+        parts = [p for p in (self.affected, self.versions_note) if p]
         return "; ".join(parts) or None
 
     def applies_to(self, version: str | None) -> bool:
@@ -179,7 +208,7 @@ class Cause:
         from packaging.version import InvalidVersion, Version  # noqa: PLC0415
 
         try:
-            return Version(version) in self.affected
+            return Version(version) in _specifier(self.affected)
         except InvalidVersion:
             return True
 
@@ -195,11 +224,20 @@ class Cause:
         }
 
 
+@functools.cache
+def _specifier(text: str) -> SpecifierSet:
+    """A version range, parsed once per process (and only where a detected version is tested)."""
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415
+
+    return SpecifierSet(text)
+
+
 @dataclass
 class PackSet:
     causes: dict[str, Cause]
     files: list[Path]
     digest: str
+    checked: bool = True  # every example of every file checked (False: the built-in packs were trusted)
 
     @property
     def signatures(self) -> list[Signature]:
@@ -318,13 +356,16 @@ class _Checker:
         if value.lstrip().startswith(PLACEHOLDER):
             self.fail(f"'{key}' is still the placeholder of the draft", data.get("__line__"), cause_id,
                       hint=f"write the {key} in your own words in place of the {PLACEHOLDER} text")
-        if key in ("title", "cause", "workaround") and MARKUP_RE.search(str(value)):
+        if key in ("title", "cause", "workaround") and _may_be_markup(str(value)):
             self.fail(f"'{key}' contains markup", data.get("__line__"), cause_id,
                       hint="prose fields are plain text; write `backticks` for code")
         return " ".join(str(value).split()) if key == "title" else str(value).strip()
 
 
-def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause_line: int) -> Signature:
+def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause_line: int,
+                       check: bool = True) -> Signature:
+    """One signature, its literals derived. `check`: also compile the regex and run its examples (a
+    trusted pack leaves the regex to compile on first use; `packs check` and the test suite check it)."""
     if not isinstance(raw, dict):
         chk.fail(f"signature {index + 1} must be a mapping with 'regex'", cause_line, cause_id)
     line = raw.get("__line__", cause_line)
@@ -340,16 +381,18 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
     if repeats > MAX_REPEAT_PRODUCT:
         chk.fail(f"regex repeats up to {repeats} times (limit {MAX_REPEAT_PRODUCT})", line, cause_id,
                  hint="counted repeats such as {1000} are expanded when the regex is compiled; use + or * or a smaller count")
-    try:
-        compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
-    except regex.error as exc:
-        chk.fail(f"bad regex: {exc}", line, cause_id,
-                 hint=f"at position {getattr(exc, 'pos', '?')} of {pattern!r}")
-    if compiled.flags & regex.IGNORECASE:
-        ignore_case = True
-    if compiled.groups != len(compiled.groupindex):
-        chk.fail("regex has an unnamed capturing group", line, cause_id,
-                 hint="use (?P<name>...) to capture and (?:...) to group")
+    compiled = None
+    if check or INLINE_FLAGS.search(pattern):  # a global `(?i)` changes how the gate folds its literals
+        try:
+            compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+        except regex.error as exc:
+            chk.fail(f"bad regex: {exc}", line, cause_id,
+                     hint=f"at position {getattr(exc, 'pos', '?')} of {pattern!r}")
+        if compiled.flags & regex.IGNORECASE:
+            ignore_case = True
+        if compiled.groups != len(compiled.groupindex):
+            chk.fail("regex has an unnamed capturing group", line, cause_id,
+                     hint="use (?P<name>...) to capture and (?:...) to group")
     literal = raw.get("literal")
     literals: list[str] | None = [literal] if isinstance(literal, str) else None
     if literal is None:
@@ -367,11 +410,13 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
         m = CONDITION_RE.match(str(spec))
         if not m:
             chk.fail(f"bad condition {spec!r} on '{name}'", line, cause_id, hint="write e.g. '> 100' or '< 0'")
-        if name not in compiled.groupindex:
+        if compiled is not None and name not in compiled.groupindex:
             chk.fail(f"condition on '{name}', which the regex does not capture", line, cause_id)
         where[name] = Condition(m.group(1), float(m.group(2)))
-    sig = Signature(cause_id, index, pattern, compiled, literal, ignore_case, where, tuple(literals or [literal]))
-    _check_examples(chk, raw, sig, line)
+    sig = Signature(cause_id, index, pattern, literal, ignore_case, where, tuple(literals or [literal]),
+                    source=f"{chk.path.name}:{line}", _compiled=compiled)
+    if check:
+        _check_examples(chk, raw, sig, line)
     return sig
 
 
@@ -432,7 +477,7 @@ def _how_far(compiled: regex.Pattern[str], example: str) -> str:
     return "not even the start of the regex matches"
 
 
-def _versions(chk: _Checker, raw: Any, cause_id: str, line: int) -> tuple[SpecifierSet | None, str | None]:
+def _versions(chk: _Checker, raw: Any, cause_id: str, line: int) -> tuple[str | None, str | None]:
     if raw is None:
         return None, None
     if not isinstance(raw, dict):
@@ -444,7 +489,7 @@ def _versions(chk: _Checker, raw: Any, cause_id: str, line: int) -> tuple[Specif
         from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415
 
         try:
-            spec = SpecifierSet(str(affected))
+            spec = str(SpecifierSet(str(affected)))
         except InvalidSpecifier:
             chk.fail(f"bad version range {affected!r}", raw.get("__line__", line), cause_id,
                      hint="write a PEP 440 range such as '>=3.29' or '>=2020.1,<2022.1'")
@@ -452,7 +497,7 @@ def _versions(chk: _Checker, raw: Any, cause_id: str, line: int) -> tuple[Specif
     return spec, (str(note).strip() if note else None)
 
 
-def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
+def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any], check: bool = True) -> Cause:
     if not isinstance(raw, dict):
         chk.fail("each cause must be a mapping", pack.get("__line__"))
     line = raw.get("__line__")
@@ -512,7 +557,7 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
         chk.fail("references still hold the placeholder of the draft", line, cause_id,
                  hint="give the http(s) URLs of an issue, a forum thread or a vendor page, or delete the line")
     affected, note = _versions(chk, raw.get("versions"), cause_id, line)
-    signatures = [_compile_signature(chk, s, cause_id, i, line) for i, s in enumerate(sigs_raw)]
+    signatures = [_compile_signature(chk, s, cause_id, i, line, check) for i, s in enumerate(sigs_raw)]
     examples = [e["text"] if isinstance(e, dict) else e for s in sigs_raw for e in s.get("match", [])]
     needs = chk.text(raw, "needs", cause_id, required=False)
     return Cause(
@@ -524,8 +569,8 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any]) -> Cause:
     )
 
 
-def load_pack_file(path: Path) -> list[Cause]:
-    """Load and validate one pack file."""
+def load_pack_file(path: Path, check: bool = True) -> list[Cause]:
+    """Load and validate one pack file; `check=False` trusts its regexes and examples (see `load_packs`)."""
     chk = _Checker(path)
     data = _read_yaml(path)
     if not isinstance(data, dict):
@@ -536,7 +581,7 @@ def load_pack_file(path: Path) -> list[Cause]:
     causes = data.get("causes")
     if not isinstance(causes, list):
         chk.fail("missing 'causes' list", data.get("__line__"))
-    return [_load_cause(chk, raw, data) for raw in causes]
+    return [_load_cause(chk, raw, data, check) for raw in causes]
 
 
 def builtin_pack_dir() -> Path:
@@ -573,26 +618,31 @@ PACK_CODE = ("packs.py", "literals.py", "model.py")  # the code a validated pack
 PACKFILE_KEEP = 256  # validated pack files kept in the cache (every pack file of a few versions)
 
 
-def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bool = True) -> PackSet:
+def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bool = True,
+               check: bool = False) -> PackSet:
     """Load every pack: duplicates and dangling `explains` fail the whole load.
+
+    Every file's schema is validated and its literals derived. A user's pack (TRIAGE_PACKS, `--packs`) is
+    checked in full as well: every regex compiled, every example run. The built-in packs are trusted there
+    (their regexes compile on first use) unless `check` (`packs check`, `packs test`, the test suite):
+    they are checked before they ship, and checking them was most of a cold start.
 
     Validated packs are cached (keyed by their content and the loader's own code), twice: the whole set,
     which is all a start-up reads, and each file, so an edit re-checks only the file that changed. Files
     that must be validated are validated on every core when there are several of them.
     """
-    files = pack_files(pack_dirs(extra, builtin))
+    dirs = pack_dirs(extra, builtin)
+    files = pack_files(dirs)
+    trusted = set(pack_files(dirs[:1])) if builtin and not check else set()
     contents = [_read_pack_bytes(path) for path in files]
-    digest = hashlib.sha256()
-    for path, data in zip(files, contents):
-        digest.update(path.name.encode() + b"\0" + data + b"\0")
-    key = digest.hexdigest()[:16]
+    key = _digest(files, contents)
     code = disk.code_hash(PACK_CODE, f"regex={regex.__version__}")
     if cache:
         cached = disk.load("packs", key, code)
-        if isinstance(cached, PackSet) and cached.digest == key:
+        if isinstance(cached, PackSet) and cached.digest == key and (cached.checked or not check):
             cached.files = files
             return cached
-    per_file = _load_files(files, contents, code, cache)
+    per_file = _load_files(files, contents, code, cache, trusted)
     causes: dict[str, Cause] = {}
     where: dict[str, str] = {}  # cause id -> full path:line, for errors (a cause's `source` is name:line)
     for path, loaded in zip(files, per_file):
@@ -609,10 +659,24 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bo
                 raise PackError(f"{cause.id}: explains unknown id {target}", where=where[cause.id],
                                 hint="name a cause that exists in the loaded packs")
     active = {k: c for k, c in causes.items() if c.status != "removed"}
-    packs = PackSet(causes=active, files=files, digest=key)
+    packs = PackSet(causes=active, files=files, digest=key, checked=not trusted)
     if cache:
         disk.store("packs", key, code, packs)
     return packs
+
+
+def pack_digest(extra: Iterable[str | Path] = (), builtin: bool = True) -> str:
+    """The digest of the pack set `load_packs(extra, builtin)` loads (its `digest`): the files are read and
+    hashed, not parsed, so a lookup in something built from them (the knowledge index) need not load them."""
+    files = pack_files(pack_dirs(extra, builtin))
+    return _digest(files, [_read_pack_bytes(path) for path in files])
+
+
+def _digest(files: list[Path], contents: list[bytes]) -> str:
+    digest = hashlib.sha256()
+    for path, data in zip(files, contents):
+        digest.update(path.name.encode() + b"\0" + data + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def _read_pack_bytes(path: Path) -> bytes:
@@ -627,37 +691,41 @@ def _file_key(path: Path, data: bytes) -> str:
     return hashlib.sha256(path.name.encode() + b"\0" + data).hexdigest()[:16]
 
 
-def _load_files(files: list[Path], contents: list[bytes], code: str, cache: bool) -> list[list[Cause]]:
-    """Each file's validated causes: from the cache, else validated (in parallel when it is worth it)."""
+def _load_files(files: list[Path], contents: list[bytes], code: str, cache: bool,
+                trusted: set[Path]) -> list[list[Cause]]:
+    """Each file's validated causes: from the cache, else validated (in parallel when it is worth it). A
+    cached file validated as trusted does not stand in for one that must be checked."""
     out: list[list[Cause] | None] = [None] * len(files)
     if cache:
         for i, (path, data) in enumerate(zip(files, contents)):
             hit = disk.load("packfile", _file_key(path, data), code)
-            if isinstance(hit, list):
-                out[i] = hit
+            if isinstance(hit, tuple) and len(hit) == 2 and (hit[0] or path in trusted):
+                out[i] = hit[1]
     todo = [i for i, loaded in enumerate(out) if loaded is None]
-    for i, causes in zip(todo, _validate([files[i] for i in todo], sum(len(contents[i]) for i in todo))):
+    jobs = [(files[i], files[i] not in trusted) for i in todo]
+    for i, causes in zip(todo, _validate(jobs, sum(len(contents[i]) for i in todo))):
         out[i] = causes
         if cache:
-            disk.store("packfile", _file_key(files[i], contents[i]), code, causes, keep=PACKFILE_KEEP)
+            disk.store("packfile", _file_key(files[i], contents[i]), code, (files[i] not in trusted, causes),
+                       keep=PACKFILE_KEEP)
     return [loaded or [] for loaded in out]
 
 
 PARALLEL_MIN_BYTES = 256 << 10  # less YAML than this validates faster than a pool starts
 
 
-def _validate(paths: list[Path], size: int) -> list[list[Cause]]:
-    """`load_pack_file` over `paths`, in file order; on every core when there are several large files.
-    The first error (in file order) is the one raised, as in a serial load."""
+def _validate(jobs: list[tuple[Path, bool]], size: int) -> list[list[Cause]]:
+    """`load_pack_file` over `(path, check)` jobs, in file order; on every core when there are several
+    large files. The first error (in file order) is the one raised, as in a serial load."""
     cores = os.cpu_count() or 1
-    if len(paths) < 2 or cores < 2 or size < PARALLEL_MIN_BYTES:
-        return [load_pack_file(p) for p in paths]
+    if len(jobs) < 2 or cores < 2 or size < PARALLEL_MIN_BYTES:
+        return [load_pack_file(p, check) for p, check in jobs]
     import multiprocessing  # noqa: PLC0415
     from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=min(cores, len(paths)), mp_context=context) as pool:
-        return list(pool.map(load_pack_file, paths))
+    with ProcessPoolExecutor(max_workers=min(cores, len(jobs)), mp_context=context) as pool:
+        return list(pool.map(load_pack_file, *zip(*jobs)))
 
 
 def _check_size(path: Path) -> None:
@@ -668,6 +736,23 @@ def _check_size(path: Path) -> None:
     if size > MAX_PACK_BYTES:
         raise PackError(f"pack is {size} bytes (limit {MAX_PACK_BYTES})", where=str(path),
                         hint="split it into several packs")
+
+
+def compile_all(packs: PackSet, cache: bool = True) -> None:
+    """Compile every signature's regex now, from the cache when it holds them (a pickled `regex` pattern
+    thaws without being parsed again). For a process pool: its workers inherit the compiled regexes rather
+    than each compiling those it meets. Short commands never call this; they compile what they use."""
+    sigs = packs.signatures
+    code = disk.code_hash(PACK_CODE, f"regex={regex.__version__}")
+    stored = disk.load("regexes", packs.digest, code) if cache else None
+    if isinstance(stored, list) and len(stored) == len(sigs) and \
+            all(getattr(c, "pattern", None) == s.pattern for c, s in zip(stored, sigs)):
+        for sig, compiled in zip(sigs, stored):
+            sig._compiled = compiled
+        return
+    compiled = [s.compiled for s in sigs]
+    if cache:
+        disk.store("regexes", packs.digest, code, compiled)
 
 
 def iter_examples(packs: PackSet) -> Iterator[tuple[Cause, str]]:

@@ -24,8 +24,9 @@ from .display import EVIDENCE_CHARS, clip
 from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
 from .fingerprint import fingerprint
 from .gate import Gate, make_gate
+from .lazyre import lazy
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
-from .packs import REGEX_TIMEOUT_S, Cause, PackSet, Signature, interpolate
+from .packs import REGEX_TIMEOUT_S, Cause, PackSet, Signature, compile_all, interpolate
 from .sources import LINE_CAP, Block, ReadStats, Source, decode, discover, open_binary, read_blocks
 from .split import SPLIT_MIN_BYTES, Range, RangeReader, lines_after, lines_before, plain_file, plan_ranges
 
@@ -43,14 +44,15 @@ MEMO_LINE_BYTES = 512  # ... of at most this many bytes: bounded memory, whateve
 # Lines that look like errors: kept as "unexplained" when no signature explains them.
 ERROR_LITERALS = ("ERROR", "[error]", "Traceback (most recent call last)", "Exception:", "Error:",
                   "CRITICAL WARNING", "Killed", "Segmentation fault", "FATAL")
-ERROR_LINE = regex.compile(
+ERROR_LINE = lazy(
+    regex.compile,
     r"ERROR|\[error\]|Traceback \(most recent call last\)|\w(?:Exception|Error):|CRITICAL WARNING"
     r"|(?<![\w-])Killed\b|Segmentation fault|\bFATAL\b"
 )
 
 # A Python traceback: a frame line, and the exception line that ends it (after the frames and their code).
-FRAME_LINE = regex.compile(r'File \\?"[^"\n]+", line \d+')  # also as a notebook's JSON quotes it
-EXCEPTION_LINE = regex.compile(r'^[\s"\'>`|]*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)\w*:')
+FRAME_LINE = lazy(regex.compile, r'File \\?"[^"\n]+", line \d+')  # also as a notebook's JSON quotes it
+EXCEPTION_LINE = lazy(regex.compile, r'^[\s"\'>`|]*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)\w*:')
 FRAME_REACH = 60  # the exception line of a traceback whose frame a cause explains comes within this many lines
 
 Warn = Callable[[str], None]
@@ -833,6 +835,7 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
 
             # the matcher travels once per process, not once per task, and no process compiles a gate
             matcher = matcher or Matcher(packs, gate)
+            compile_all(packs)  # nor the regexes: a forked worker inherits them
             with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker,
                                      initargs=(matcher, os.getpid())) as pool:
                 pieces = list(pool.map(_scan_in_worker, tasks))

@@ -1019,35 +1019,11 @@ class Store:
         return self._write(write)
 
     def search_causes(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
-        """Full-text search over title, cause, workaround and examples, best first. Any text is a valid
-        query (each token is quoted); when no cause has every token, causes with any of them are ranked."""
-        quoted = self.db.quote_fts(re.sub(r"[\x00-\x1f\x7f]", " ", query))
-        if not quoted.strip():
-            return []
+        """Full-text search over title, cause, workaround and examples, best first (see
+        `ftsquery.search_causes`: any text is a valid query)."""
+        from .ftsquery import search_causes
 
-        tokens = re.findall(r'"(?:[^"]|"")*"', quoted)
-        # a pasted message is best found whole: causes with the words as one phrase first, then with all of
-        # the words, then (when none has them all) with any of them
-        phrase = '"' + " ".join(t[1:-1] for t in tokens) + '"' if len(tokens) > 1 else None
-        queries = [q for q in (phrase, quoted) if q]
-
-        def read() -> list[dict[str, Any]]:
-            table = self.db["causes"]
-            rows: list[dict[str, Any]] = []
-            seen: set[str] = set()
-            for q in queries:
-                for r in table.search(q, limit=limit, include_rank=True):
-                    if r["id"] not in seen and len(rows) < limit:
-                        seen.add(r["id"])
-                        rows.append(r)
-            if not rows and len(tokens) > 1:
-                rows = list(table.search(" OR ".join(tokens), limit=limit, include_rank=True))
-            for r in rows:
-                r["references"] = json.loads(r.get("references") or "[]")
-                r["examples"] = [e for e in (r.get("examples") or "").split("\n") if e]
-            return rows
-
-        return self._read(read)
+        return self._read(lambda: search_causes(self.db.conn, query, limit))
 
     # -- re-triage ------------------------------------------------------------------------------------
 
