@@ -16,15 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from . import cache as disk
 from .errors import PackError
 from .lazyre import lazy
 from .literals import analyse
 from .model import RUN_TOOLS, SEVERITIES
 
-if TYPE_CHECKING:  # imported where they are used: a cached pack set needs neither YAML nor version parsing
+if TYPE_CHECKING:  # imported where they are used: a cached pack set needs neither YAML nor version parsing,
+    import regex  # and `kb search`, which reads only the packs' digest, not even `regex` (a tenth of its start)
     import yaml
     from packaging.specifiers import SpecifierSet
 
@@ -125,6 +124,8 @@ class Signature:
         """The regex, compiled on first use: most signatures never see a candidate line in a given log, and
         compiling is most of what a cold load of the packs would cost."""
         if self._compiled is None:
+            import regex  # noqa: PLC0415
+
             try:
                 self._compiled = regex.compile(self.pattern, regex.IGNORECASE if self.ignore_case else 0)
             except regex.error as exc:  # a pack loaded unchecked (see `load_packs`): `packs check` finds it
@@ -154,11 +155,20 @@ class Signature:
         return None
 
 
-TEMPLATE = lazy(regex.compile, r"\{\{\s*(?P<name>\w+)\s*\}\}")
+def _regex_version() -> str:
+    import regex  # noqa: PLC0415
+
+    return f"regex={regex.__version__}"
+
+
+# the standard library's engine: a listing (`kb search`) shows titles without importing `regex`
+TEMPLATE = lazy(std_re.compile, r"\{\{\s*(?P<name>\w+)\s*\}\}")
 
 
 def interpolate(text: str, values: dict[str, str]) -> str:
     """Fill `{{name}}` from captures and facts; an unknown name reads as `<name>`."""
+    if "{{" not in text:  # most prose has none
+        return text
     return TEMPLATE.sub(lambda m: str(values.get(m.group("name"), f"<{m.group('name')}>")), text)
 
 
@@ -383,6 +393,8 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
                  hint="counted repeats such as {1000} are expanded when the regex is compiled; use + or * or a smaller count")
     compiled = None
     if check or INLINE_FLAGS.search(pattern):  # a global `(?i)` changes how the gate folds its literals
+        import regex  # noqa: PLC0415
+
         try:
             compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
         except regex.error as exc:
@@ -466,6 +478,8 @@ def _check_examples(chk: _Checker, raw: dict[str, Any], sig: Signature, line: in
 
 def _how_far(compiled: regex.Pattern[str], example: str) -> str:
     """Say how much of the regex matched: the longest prefix of the pattern that still finds a match."""
+    import regex  # noqa: PLC0415
+
     pattern = compiled.pattern
     for end in range(len(pattern), 0, -1):
         try:
@@ -636,7 +650,7 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bo
     trusted = set(pack_files(dirs[:1])) if builtin and not check else set()
     contents = [_read_pack_bytes(path) for path in files]
     key = _digest(files, contents)
-    code = disk.code_hash(PACK_CODE, f"regex={regex.__version__}")
+    code = disk.code_hash(PACK_CODE, _regex_version())
     if cache:
         cached = disk.load("packs", key, code)
         if isinstance(cached, PackSet) and cached.digest == key and (cached.checked or not check):
@@ -743,7 +757,7 @@ def compile_all(packs: PackSet, cache: bool = True) -> None:
     thaws without being parsed again). For a process pool: its workers inherit the compiled regexes rather
     than each compiling those it meets. Short commands never call this; they compile what they use."""
     sigs = packs.signatures
-    code = disk.code_hash(PACK_CODE, f"regex={regex.__version__}")
+    code = disk.code_hash(PACK_CODE, _regex_version())
     stored = disk.load("regexes", packs.digest, code) if cache else None
     if isinstance(stored, list) and len(stored) == len(sigs) and \
             all(getattr(c, "pattern", None) == s.pattern for c, s in zip(stored, sigs)):
