@@ -11,6 +11,7 @@ import functools
 import hashlib
 import os
 import re as std_re
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -648,14 +649,15 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bo
     dirs = pack_dirs(extra, builtin)
     files = pack_files(dirs)
     trusted = set(pack_files(dirs[:1])) if builtin and not check else set()
-    contents = [_read_pack_bytes(path) for path in files]
-    key = _digest(files, contents)
+    key, contents = _files_digest(files, cache)
     code = disk.code_hash(PACK_CODE, _regex_version())
     if cache:
         cached = disk.load("packs", key, code)
         if isinstance(cached, PackSet) and cached.digest == key and (cached.checked or not check):
             cached.files = files
             return cached
+    if contents is None:
+        contents = [_read_pack_bytes(path) for path in files]
     per_file = _load_files(files, contents, code, cache, trusted)
     causes: dict[str, Cause] = {}
     where: dict[str, str] = {}  # cause id -> full path:line, for errors (a cause's `source` is name:line)
@@ -682,8 +684,37 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bo
 def pack_digest(extra: Iterable[str | Path] = (), builtin: bool = True) -> str:
     """The digest of the pack set `load_packs(extra, builtin)` loads (its `digest`): the files are read and
     hashed, not parsed, so a lookup in something built from them (the knowledge index) need not load them."""
-    files = pack_files(pack_dirs(extra, builtin))
-    return _digest(files, [_read_pack_bytes(path) for path in files])
+    return _files_digest(pack_files(pack_dirs(extra, builtin)))[0]
+
+
+SETTLED_S = 2.0  # a file changed this recently may change again within its timestamps' resolution
+
+
+def _files_digest(files: list[Path], cache: bool = True) -> tuple[str, list[bytes] | None]:
+    """The digest of the files, and their contents when they had to be read for it: a set of files whose
+    size, times and inode are those of a set hashed before has that set's digest (what git's index
+    compares; every write moves the change time, which no tool sets back). Files changed in the last
+    SETTLED_S seconds are hashed, and not remembered, as git treats a "racy" entry."""
+    stats = []
+    try:
+        for path in files:
+            st = path.stat()
+            stats.append((str(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+    except OSError:
+        cache = False  # reading them says why (`_read_pack_bytes`)
+    stat_key = hashlib.sha256(repr(stats).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    if cache:
+        code = disk.code_hash(PACK_CODE)
+        known = disk.load("packstat", stat_key, code)
+        if isinstance(known, str):
+            return known, None
+    contents = [_read_pack_bytes(path) for path in files]
+    digest = _digest(files, contents)
+    settled = time.time_ns() - int(SETTLED_S * 1e9)
+    if cache and all(max(s[2], s[3]) < settled for s in stats):
+        disk.store("packstat", stat_key, code, digest)
+    return digest, contents
+
 
 
 def _digest(files: list[Path], contents: list[bytes]) -> str:
