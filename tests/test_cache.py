@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+import regex
 
 from triage import cache, load_packs
 from triage.gate import HyperscanGate, PythonGate, candidates, make_gate
@@ -54,6 +55,33 @@ def test_an_edit_revalidates_only_the_file_that_changed(tmp_path: Path, cache_di
     (folder / "two.yaml").write_text(BODY.format(name="two", title="Changed"))
     again = load_packs(extra=[folder], builtin=False)
     assert seen == ["two.yaml"] and again.causes["two/x"].title == "Changed" and again.causes["one/x"].title == "First"
+
+
+def test_the_packs_digest_is_remembered_by_their_stat_and_an_edit_is_seen(tmp_path: Path, cache_dir: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from triage import packs as packs_module
+
+    folder = _packs(tmp_path / "packs", one="First")
+    monkeypatch.setattr(packs_module, "SETTLED_S", -3600.0)  # as if the file had been written an hour ago
+    first = load_packs(extra=[folder], builtin=False)
+    real = packs_module._read_pack_bytes
+    with monkeypatch.context() as patch:
+        patch.setattr(packs_module, "_read_pack_bytes", lambda p: pytest.fail(f"read {p.name}"))
+        assert load_packs(extra=[folder], builtin=False).digest == first.digest
+        assert packs_module.pack_digest([folder], builtin=False) == first.digest
+    pack = folder / "one.yaml"
+    before = pack.stat()
+    pack.write_text(BODY.format(name="one", title="Fixed"))  # as long as "First"
+    os.utime(pack, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))  # whatever the clock's resolution
+    assert pack.stat().st_size == before.st_size and packs_module._read_pack_bytes is real
+    assert load_packs(extra=[folder], builtin=False).causes["one/x"].title == "Fixed"
+
+
+def test_packs_written_just_now_are_hashed_on_every_load(tmp_path: Path, cache_dir: Path) -> None:
+    """A file may change again within its timestamps' resolution: its stat is not trusted yet."""
+    folder = _packs(tmp_path / "packs", one="First")
+    load_packs(extra=[folder], builtin=False)
+    assert list(cache_dir.glob("packs-*")) and not list(cache_dir.glob("packstat-*"))
 
 
 def test_old_cache_entries_are_pruned(tmp_path: Path, cache_dir: Path) -> None:
@@ -258,7 +286,7 @@ def test_a_parallel_scan_compiles_every_regex_once_and_later_ones_thaw_them(
     again = load_packs()
     assert all(s._compiled is None for s in again.signatures)  # a short command compiles only what it uses
     with monkeypatch.context() as patch:
-        patch.setattr(packs_module.regex, "compile", lambda *a, **k: pytest.fail("compiled again"))
+        patch.setattr(regex, "compile", lambda *a, **k: pytest.fail("compiled again"))
         packs_module.compile_all(again)
         lines = ("ERROR: one frobnicator exploded", "ERROR: two frobnicator exploded")
         assert [s.match(line) for s, line in zip(again.signatures, lines)] == [{}, {}]

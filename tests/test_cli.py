@@ -263,9 +263,14 @@ def test_a_command_runs_with_only_its_part_of_the_app_and_the_same_help() -> Non
 
     from triage.cli import app_for
 
-    assert set(get_command(app_for(["kb", "search", "x"])).commands) == {"kb"}
+    kb = get_command(app_for(["kb", "search", "x"]))
+    assert set(kb.commands) == {"kb"} and set(kb.commands["kb"].commands) == {"search"}  # type: ignore[attr-defined]
     assert set(get_command(app_for(["scan", "-"])).commands) == {"scan"}
     for whole in (["--help"], ["--version"], ["scna"], []):  # the command list, the version, "did you mean"
         assert app_for(whole) is app
-    for args in (["scan", "--help"], ["kb", "search", "--help"], ["runs", "--help"]):
+    for group in (["kb"], ["kb", "--help"], ["kb", "serch", "x"], ["runs", "--json"]):  # a group's own help and errors
+        assert set(get_command(app_for(group)).commands[group[0]].commands) == \
+            set(get_command(app).commands[group[0]].commands)  # type: ignore[attr-defined]
+    for args in (["scan", "--help"], ["kb", "search", "--help"], ["runs", "--help"], ["kb", "serch", "x"],
+                 ["runs", "list", "--help"], ["packs", "list", "--help"]):
         assert runner.invoke(app_for(args), args).output == runner.invoke(app, args).output

@@ -288,3 +288,22 @@ def test_a_cause_gated_on_tools_stays_out_of_other_tools_runs(packs, matcher) ->
     tappas = scan_paths([str(PUBLIC / "hailort/056-ace319-tappas-build-hailometa.log")], PACKS)
     assert tappas.run.tool == "hailort" and "hls/cxx-compiler-error" not in {f.id for f in tappas.all_findings()}
 
+
+
+def test_a_plain_vivado_simulation_error_is_not_a_co_simulation_failure(tmp_path: Path) -> None:
+    """VRFC errors of a student's own HDL (real xsim logs) got the HLS co-simulation cause; they must not, while
+    the same kind of line inside an HLS co-simulation still says the simulator rejected the generated RTL."""
+    cosim_ids = {"hls/cosim-vhdl-elaboration-failed", "hls/cosim-rtl-compile-error"}
+    for name in ("001-MIRAC2021-EGRE429-spawn-failed-launch-simulation.log",
+                 "060-gal65-ENEL373-project-xsim-formal-port-missing-webtalk.log"):
+        found = {f.id for f in scan_paths([str(PUBLIC / "vivado" / name)], PACKS).all_findings()}
+        assert "vivado/xsim-step-failed" in found and not found & cosim_ids, name
+    # synthetic: a VRFC error between the cosim markers Vivado HLS prints
+    log = tmp_path / "vivado_hls.log"
+    log.write_text("INFO: [COSIM 212-47] Using XSIM for RTL simulation.\nStarting C/RTL cosimulation ...\n"
+                   "ERROR: [VRFC 10-666] expression has 2 elements ; expected 1 [/s/sim/vhdl/top.vhd:12]\n"
+                   "ERROR: [COSIM 212-303] Aborting co-simulation: RTL simulation failed.\n")
+    top = scan_paths([str(log)], PACKS).findings
+    assert top[0].id == "hls/cosim-rtl-compile-error" and top[0].generic
+    assert "hls/cosim-failed" in {e.id for e in top[0].explained} or "hls/cosim-rtl-simulation-failed" in {
+        e.id for e in top[0].explained}

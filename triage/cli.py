@@ -497,23 +497,34 @@ def _root(
 
 
 def app_for(args: list[str]) -> typer.Typer:
-    """The app with only the command (or sub-app) `args` name: Typer turns every registered command's
-    signature into parameters on every start, which costs more than a short command itself. The top-level
-    help, `--version` and an unknown command (its "did you mean") get the whole app."""
+    """The app with only the command (or sub-app, and within it the command) `args` name: Typer turns every
+    registered command's signature into parameters on every start, which costs more than a short command
+    itself. The help of a group, `--version` and an unknown command (its "did you mean") get the whole
+    group."""
+    return _slim(app, args)
+
+
+def _slim(group: typer.Typer, args: list[str]) -> typer.Typer:
     name = args[0] if args else ""
-    if name.startswith("-"):
-        return app
+    if name.startswith("-") or not name:
+        return group
     from typer.main import get_command_name  # noqa: PLC0415
 
-    commands = [c for c in app.registered_commands
+    commands = [c for c in group.registered_commands
                 if (c.name or get_command_name(c.callback.__name__ if c.callback else "")) == name]
-    groups = [g for g in app.registered_groups if g.name == name]
+    groups = [g for g in group.registered_groups if g.name == name]
     if not commands and not groups:
-        return app
+        return group
     import copy  # noqa: PLC0415
 
-    slim = copy.copy(app)
-    slim.registered_commands, slim.registered_groups = commands, groups
+    inner = []
+    for info in groups:
+        info = copy.copy(info)
+        if info.typer_instance is not None:
+            info.typer_instance = _slim(info.typer_instance, args[1:])
+        inner.append(info)
+    slim = copy.copy(group)
+    slim.registered_commands, slim.registered_groups = commands, inner
     return slim
 
 

@@ -61,17 +61,51 @@ def closest_causes(text: str, packs: PackSet, limit: int = 3) -> list[tuple[Caus
     matcher.set_seq2(wanted)
     words = " ".join(re.findall(r"\w+", text)[:64])  # as the index splits them; no phrase quoting
     ids = [r["id"] for r in search(packs, words, SHORTLIST)]
-    scored = []
-    for cause in (packs.causes[i] for i in ids if i in packs.causes):
-        best = 0.0
-        for example in cause.examples:
-            matcher.set_seq1(normalise(example)[:500])
-            if matcher.real_quick_ratio() <= best or matcher.quick_ratio() <= best:
-                continue
-            best = max(best, matcher.ratio())
-        scored.append((cause, best))
-    scored.sort(key=lambda cs: (-cs[1], cs[0].id))
+    causes = [packs.causes[i] for i in ids if i in packs.causes]
+    # `ratio()` is quadratic in Python. The longest common subsequence bounds it from above (the blocks it
+    # matches are one such subsequence) and costs a few integer operations a character: examples are
+    # compared best bound first, and once a bound falls below the `limit`-th best score so far no example
+    # left can change the ranking. The scores are the ones comparing every example gives.
+    masks = _char_masks(wanted)
+    bounded: list[tuple[float, int, str]] = []
+    for rank, cause in enumerate(causes):
+        for example in dict.fromkeys(normalise(e)[:500] for e in cause.examples):
+            total = len(example) + len(wanted)
+            bound = 2.0 * _lcs_length(example, masks, len(wanted)) / total if total else 1.0
+            bounded.append((bound, rank, example))
+    bounded.sort(key=lambda b: -b[0])
+    best = [0.0] * len(causes)
+    for bound, rank, example in bounded:
+        if bound < _kth_best(best, limit):
+            break
+        if bound <= best[rank]:
+            continue
+        matcher.set_seq1(example)
+        best[rank] = max(best[rank], matcher.ratio())
+    scored = sorted(zip(causes, best), key=lambda cs: (-cs[1], cs[0].id))
     return [cs for cs in scored[:limit] if cs[1] > 0.2]
+
+
+def _kth_best(scores: list[float], k: int) -> float:
+    return sorted(scores, reverse=True)[k - 1] if 0 < k <= len(scores) else 0.0
+
+
+def _char_masks(text: str) -> dict[str, int]:
+    """For each character of `text`, the bit set of where it occurs."""
+    masks: dict[str, int] = {}
+    for i, ch in enumerate(text):
+        masks[ch] = masks.get(ch, 0) | (1 << i)
+    return masks
+
+
+def _lcs_length(a: str, masks: dict[str, int], n: int) -> int:
+    """The length of the longest common subsequence of `a` and the `n`-character text of `masks`
+    (bit-parallel: Allison and Dix, 1986; Hyyrö, 2004)."""
+    v = (1 << n) - 1
+    for mask in filter(None, map(masks.get, a)):  # a character `b` lacks leaves the row as it is
+        u = v & mask
+        v = (v + u) | (v - u)  # carries only move up: bits past n never reach the n that count
+    return n - (v & ((1 << n) - 1)).bit_count()
 
 
 def search(packs: PackSet, query: str, limit: int = 20) -> list[dict[str, Any]]:

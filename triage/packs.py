@@ -11,12 +11,11 @@ import functools
 import hashlib
 import os
 import re as std_re
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import regex
 
 from . import cache as disk
 from .errors import PackError
@@ -24,7 +23,8 @@ from .lazyre import lazy
 from .literals import analyse
 from .model import RUN_TOOLS, SEVERITIES
 
-if TYPE_CHECKING:  # imported where they are used: a cached pack set needs neither YAML nor version parsing
+if TYPE_CHECKING:  # imported where they are used: a cached pack set needs neither YAML nor version parsing,
+    import regex  # and `kb search`, which reads only the packs' digest, not even `regex` (a tenth of its start)
     import yaml
     from packaging.specifiers import SpecifierSet
 
@@ -125,6 +125,8 @@ class Signature:
         """The regex, compiled on first use: most signatures never see a candidate line in a given log, and
         compiling is most of what a cold load of the packs would cost."""
         if self._compiled is None:
+            import regex  # noqa: PLC0415
+
             try:
                 self._compiled = regex.compile(self.pattern, regex.IGNORECASE if self.ignore_case else 0)
             except regex.error as exc:  # a pack loaded unchecked (see `load_packs`): `packs check` finds it
@@ -154,11 +156,20 @@ class Signature:
         return None
 
 
-TEMPLATE = lazy(regex.compile, r"\{\{\s*(?P<name>\w+)\s*\}\}")
+def _regex_version() -> str:
+    import regex  # noqa: PLC0415
+
+    return f"regex={regex.__version__}"
+
+
+# the standard library's engine: a listing (`kb search`) shows titles without importing `regex`
+TEMPLATE = lazy(std_re.compile, r"\{\{\s*(?P<name>\w+)\s*\}\}")
 
 
 def interpolate(text: str, values: dict[str, str]) -> str:
     """Fill `{{name}}` from captures and facts; an unknown name reads as `<name>`."""
+    if "{{" not in text:  # most prose has none
+        return text
     return TEMPLATE.sub(lambda m: str(values.get(m.group("name"), f"<{m.group('name')}>")), text)
 
 
@@ -383,6 +394,8 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
                  hint="counted repeats such as {1000} are expanded when the regex is compiled; use + or * or a smaller count")
     compiled = None
     if check or INLINE_FLAGS.search(pattern):  # a global `(?i)` changes how the gate folds its literals
+        import regex  # noqa: PLC0415
+
         try:
             compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
         except regex.error as exc:
@@ -466,6 +479,8 @@ def _check_examples(chk: _Checker, raw: dict[str, Any], sig: Signature, line: in
 
 def _how_far(compiled: regex.Pattern[str], example: str) -> str:
     """Say how much of the regex matched: the longest prefix of the pattern that still finds a match."""
+    import regex  # noqa: PLC0415
+
     pattern = compiled.pattern
     for end in range(len(pattern), 0, -1):
         try:
@@ -634,14 +649,15 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bo
     dirs = pack_dirs(extra, builtin)
     files = pack_files(dirs)
     trusted = set(pack_files(dirs[:1])) if builtin and not check else set()
-    contents = [_read_pack_bytes(path) for path in files]
-    key = _digest(files, contents)
-    code = disk.code_hash(PACK_CODE, f"regex={regex.__version__}")
+    key, contents = _files_digest(files, cache)
+    code = disk.code_hash(PACK_CODE, _regex_version())
     if cache:
         cached = disk.load("packs", key, code)
         if isinstance(cached, PackSet) and cached.digest == key and (cached.checked or not check):
             cached.files = files
             return cached
+    if contents is None:
+        contents = [_read_pack_bytes(path) for path in files]
     per_file = _load_files(files, contents, code, cache, trusted)
     causes: dict[str, Cause] = {}
     where: dict[str, str] = {}  # cause id -> full path:line, for errors (a cause's `source` is name:line)
@@ -668,8 +684,37 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bo
 def pack_digest(extra: Iterable[str | Path] = (), builtin: bool = True) -> str:
     """The digest of the pack set `load_packs(extra, builtin)` loads (its `digest`): the files are read and
     hashed, not parsed, so a lookup in something built from them (the knowledge index) need not load them."""
-    files = pack_files(pack_dirs(extra, builtin))
-    return _digest(files, [_read_pack_bytes(path) for path in files])
+    return _files_digest(pack_files(pack_dirs(extra, builtin)))[0]
+
+
+SETTLED_S = 2.0  # a file changed this recently may change again within its timestamps' resolution
+
+
+def _files_digest(files: list[Path], cache: bool = True) -> tuple[str, list[bytes] | None]:
+    """The digest of the files, and their contents when they had to be read for it: a set of files whose
+    size, times and inode are those of a set hashed before has that set's digest (what git's index
+    compares; every write moves the change time, which no tool sets back). Files changed in the last
+    SETTLED_S seconds are hashed, and not remembered, as git treats a "racy" entry."""
+    stats = []
+    try:
+        for path in files:
+            st = path.stat()
+            stats.append((str(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+    except OSError:
+        cache = False  # reading them says why (`_read_pack_bytes`)
+    stat_key = hashlib.sha256(repr(stats).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    if cache:
+        code = disk.code_hash(PACK_CODE)
+        known = disk.load("packstat", stat_key, code)
+        if isinstance(known, str):
+            return known, None
+    contents = [_read_pack_bytes(path) for path in files]
+    digest = _digest(files, contents)
+    settled = time.time_ns() - int(SETTLED_S * 1e9)
+    if cache and all(max(s[2], s[3]) < settled for s in stats):
+        disk.store("packstat", stat_key, code, digest)
+    return digest, contents
+
 
 
 def _digest(files: list[Path], contents: list[bytes]) -> str:
@@ -743,7 +788,7 @@ def compile_all(packs: PackSet, cache: bool = True) -> None:
     thaws without being parsed again). For a process pool: its workers inherit the compiled regexes rather
     than each compiling those it meets. Short commands never call this; they compile what they use."""
     sigs = packs.signatures
-    code = disk.code_hash(PACK_CODE, f"regex={regex.__version__}")
+    code = disk.code_hash(PACK_CODE, _regex_version())
     stored = disk.load("regexes", packs.digest, code) if cache else None
     if isinstance(stored, list) and len(stored) == len(sigs) and \
             all(getattr(c, "pattern", None) == s.pattern for c, s in zip(stored, sigs)):

@@ -119,6 +119,7 @@ class _Outcome:
     fingerprint: str | None = None  # set when the line looks like an error (kept if nothing explains it)
     readable: str | None = None  # a HailoRT error line's readable message (advice for status lines below)
     pure: bool = True  # False when a signature was skipped or timed out: not remembered
+    frame: bool | None = None  # a traceback's frame line (not its exception line): worked out when it matches
 
 
 def _lines_before(data: bytes, pos: int, count: int, chars: int | None = None) -> list[str]:
@@ -332,7 +333,9 @@ class _SourceScan:
             self.last_readable = (line_no, outcome.readable)
         if matched:
             self.open_tracebacks = []  # those in reach were counted as explained by _record; the rest are stale
-            if FRAME_LINE.search(text) and not EXCEPTION_LINE.match(text):
+            if outcome.frame is None:
+                outcome.frame = FRAME_LINE.search(text) is not None and not EXCEPTION_LINE.match(text)
+            if outcome.frame:
                 self.explained_frame = line_no  # the exception this frame raised is explained with it
         elif outcome.fingerprint is not None and self.source.kind != "config":
             self._unexplained(line_no, text, outcome.fingerprint, end)

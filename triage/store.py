@@ -16,12 +16,10 @@ import hashlib
 import io
 import json
 import os
+import platform  # imported by the CLI anyway; socket is not
 import queue
-import random
 import re
-import socket
 import sqlite3
-import tempfile
 import threading
 import time
 import zlib
@@ -219,6 +217,13 @@ def default_db_path() -> Path:
 
 
 # Well-known CI variables, first match wins: GitHub Actions, GitLab CI, Jenkins, generic.
+def _jitter() -> float:
+    """0 to 1, to spread the retries of writers waiting on one lock."""
+    import random  # noqa: PLC0415 - only a writer that met a lock needs it
+
+    return random.random()
+
+
 CI_BRANCH = ("GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BRANCH_NAME", "GIT_BRANCH")
 CI_COMMIT = ("GITHUB_SHA", "CI_COMMIT_SHA", "GIT_COMMIT")
 
@@ -237,7 +242,7 @@ def dimensions(label: str | None = None, model: str | None = None, branch: str |
 
     dims = {
         "label": label, "model": model, "branch": branch or first(CI_BRANCH), "commit": commit or first(CI_COMMIT),
-        "host": socket.gethostname() or None, "device": device,
+        "host": platform.node() or None, "device": device,
     }
     # an argument that is not UTF-8 arrives with surrogates, which neither SQLite nor JSON can carry
     return {k: shown_path(v) if v is not None else None for k, v in dims.items()}
@@ -616,7 +621,7 @@ class Store:
                     raise
             except sqlite3.OperationalError as exc:
                 if _is_locked(exc) and time.monotonic() < deadline:
-                    time.sleep(delay * (0.5 + random.random()))
+                    time.sleep(delay * (0.5 + _jitter()))
                     delay = min(delay * 2, 1.0)
                     continue
                 raise _store_error(exc, self.where) from None
@@ -868,6 +873,8 @@ class Store:
         if row["log"] is None:
             raise StoreError(f"the log of {row['path']} (run {run_id}) was not kept", where=self.where,
                              hint="scan with the default --keep-log, or ingest a document made with --embed-log")
+        import tempfile  # noqa: PLC0415 - a scan needs the store module, not this
+
         out = tempfile.SpooledTemporaryFile(max_size=8 << 20)
         unpack_log_to(row["log"], out)  # type: ignore[arg-type]
         out.seek(0)
@@ -1060,6 +1067,8 @@ class Store:
                                               skipped="log kept only in part (over the size cap)"))
                 continue
             matcher = matcher or Matcher(packs)
+            import tempfile  # noqa: PLC0415
+
             with tempfile.TemporaryDirectory(prefix="triage-retriage-") as tmp:
                 sources = [_materialise(tmp, n, i) for n, i in enumerate(inputs)]
                 result = scan_sources(packs, sources, matcher=matcher)
@@ -1231,7 +1240,7 @@ def _set_wal(store: Store) -> None:
             return
         except sqlite3.OperationalError as exc:
             if _is_locked(exc) and time.monotonic() < deadline:
-                time.sleep(delay * (0.5 + random.random()))
+                time.sleep(delay * (0.5 + _jitter()))
                 delay = min(delay * 2, 1.0)
                 continue
             raise _store_error(exc, store.where) from None

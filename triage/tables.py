@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console, RenderableType
 from rich.segment import Segment, Segments
-from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:  # imported by the first table printed: a scan's report and `explain` mostly print none
+    from rich.table import Table
 
 GAP = 2
 STACK_BELOW = 24  # on a terminal, text columns narrower than this go on a line of their own
@@ -64,6 +67,8 @@ def print_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequ
 
 
 def _table(columns: Sequence[Column], widths: Sequence[int], wrap: bool, header: bool = True) -> Table:
+    from rich.table import Table  # noqa: PLC0415
+
     # padding (0, 1) without edge padding: exactly GAP (2) spaces between columns
     table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, GAP // 2), header_style="bold" if wrap else "",
                   show_header=header)
