@@ -132,6 +132,10 @@ def test_packs_eval_cli_prints_the_three_figures(small_heldback: Path) -> None:
     assert "failures with the right cause: 1/2 (50 %)" in res.output
     assert "clean runs without an error finding: 2/2 (100 %)" in res.output
     assert "traps explained without an error: 0/1 (0 %)" in res.output
+    # the wrong cases are named only on request: reading them while writing packs would spoil the measure
+    assert "wrong-words" not in res.output and "2 cases wrong" in res.output
+    listed = cli(["packs", "eval", "--cases", str(small_heldback), "--list-wrong"]).output
+    assert "wrong [fail] wrong-words" in listed and "wrong [trap] trap-on-failure" in listed
     data = json.loads(cli(["packs", "eval", "--cases", str(small_heldback), "--json"]).output)
     assert [c["id"] for c in data["cases"] if not c["right"]] == ["wrong-words", "trap-on-failure"]
 

@@ -348,6 +348,9 @@ def packs_eval(
     cases: Annotated[Path, typer.Option(help="Folder of held-back cases with a cases.yaml.")] = Path("fixtures/heldback"),
     only: Annotated[bool, typer.Option("--only", help="Use only the --packs given, not the built-in packs.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    list_wrong: Annotated[bool, typer.Option(
+        "--list-wrong", help="Also list the cases triage gets wrong and what it found (to audit the measure; "
+                             "knowledge written from them no longer counts as held back).")] = False,
 ) -> None:
     """Score the knowledge on held-back real cases (fixtures/heldback/)."""
     from .evaluate import evaluate
@@ -358,7 +361,7 @@ def packs_eval(
         return
     from .console import print_eval
 
-    print_eval(Console(highlight=False), report)
+    print_eval(Console(highlight=False), report, list_wrong=list_wrong)
 
 
 @packs_app.command("list")

@@ -584,8 +584,9 @@ EVAL_LABELS = {"fail": "failures with the right cause", "clean": "clean runs wit
                "trap": "traps explained without an error"}
 
 
-def print_eval(console: Console, report) -> None:  # type: ignore[no-untyped-def]
-    """The three held-back figures, then per toolchain family, then every case triage got wrong."""
+def print_eval(console: Console, report, list_wrong: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """The three held-back figures, then per toolchain family; the cases triage got wrong only on request: whoever
+    reads them while writing packs is no longer writing without the held-back cases."""
     for kind, label in EVAL_LABELS.items():
         fig = report.by_kind.get(kind)
         console.print(Text(f"{label}: {fig.text if fig else 'no cases'}", "bold"), soft_wrap=True)
@@ -596,6 +597,10 @@ def print_eval(console: Console, report) -> None:  # type: ignore[no-untyped-def
                                for k in EVAL_LABELS] for fam in families]
         print_table(console, [Column("family", whole=True)] + [Column(k, whole=True, justify="right")
                                                                for k in EVAL_LABELS], rows)
+    if not list_wrong:
+        if report.wrong:
+            console.print(f"\n{len(report.wrong)} cases wrong (--list-wrong names them)", soft_wrap=True)
+        return
     width = console.width
     for o in report.wrong:
         found = ", ".join(f"{i} ({s})" for i, s in o.found) or "nothing"
