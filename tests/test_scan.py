@@ -237,3 +237,28 @@ def test_one_large_file_split_across_processes_equals_the_serial_scan(packs, tmp
     assert [(f.count, [(e.line, e.text, e.before, e.after) for e in f.evidence]) for f in serial.all_findings()] == \
         [(f.count, [(e.line, e.text, e.before, e.after) for e in f.evidence]) for f in parallel.all_findings()]
     assert serial.run == parallel.run
+
+
+RING_PACK = """pack: ring
+tool: any
+causes:
+""" + "".join(f"""  - id: ring/{a}
+    title: {a.upper()}
+    severity: error
+    cause: Long enough cause text for the loader to accept it.
+    workaround: Long enough workaround text for the loader to accept it.
+    explains: [ring/{b}]
+    signatures:
+      - {{regex: '{a} fails', match: ['{a} fails']}}
+""" for a, b in (("alpha", "beta"), ("beta", "gamma"), ("gamma", "alpha")))
+
+
+def test_causes_that_explain_each_other_in_a_ring_are_listed_once_under_one_root(tmp_path: Path) -> None:
+    """Three causes explaining each other in a ring used to make the root search loop for ever (a real pack
+    pair did it through the same-line rule); now each finding is listed exactly once."""
+    (tmp_path / "ring.yaml").write_text(RING_PACK)
+    packs = load_packs(extra=[tmp_path / "ring.yaml"], builtin=False, cache=False)
+    result = scan_text("alpha fails\nbeta fails\ngamma fails\n", packs)
+    assert len(result.findings) == 1
+    top = result.findings[0]
+    assert sorted([top.id, *(e.id for e in top.explained)]) == ["ring/alpha", "ring/beta", "ring/gamma"]
