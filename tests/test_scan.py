@@ -262,3 +262,18 @@ def test_causes_that_explain_each_other_in_a_ring_are_listed_once_under_one_root
     assert len(result.findings) == 1
     top = result.findings[0]
     assert sorted([top.id, *(e.id for e in top.explained)]) == ["ring/alpha", "ring/beta", "ring/gamma"]
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("\tParameter LP_RESP_SLVERROR bound to: 2'b10 ", False),  # public/vivado/065, a clean synthesis
+    # synthetic, the clocking-wizard form the Vivado journal echoes for every clk_wiz IP
+    ("set_property -dict [list CONFIG.CLKOUT1_PHASE_ERROR {96.948} CONFIG.CLKOUT1_JITTER {130.958}] [get_ips clk_wiz_0]",
+     False),
+    ("VITIS-AI-3.0 [VAIQ_ERROR][QUANTIZER_TORCH_CALIB_RESULT_MISMATCH]", True),  # public/vitis/216
+    ("CUDA_ERROR_OUT_OF_MEMORY: out of memory", True),
+    ("ERROR: frobnicator exploded", True),
+])
+def test_error_as_the_tail_of_a_name_is_not_an_error_line(line: str, error: bool) -> None:
+    empty = load_packs(extra=[Path(__file__).parent / "data" / "empty-pack.yaml"], builtin=False, cache=False)
+    r = scan_text(line + "\n", empty)
+    assert (len(r.unexplained) == 1) is error and (r.run.status == "failed") is error

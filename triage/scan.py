@@ -46,8 +46,10 @@ ERROR_LITERALS = ("ERROR", "[error]", "Traceback (most recent call last)", "Exce
                   "CRITICAL WARNING", "Killed", "Segmentation fault", "FATAL")
 ERROR_LINE = lazy(
     regex.compile,
-    r"ERROR|\[error\]|Traceback \(most recent call last\)|\w(?:Exception|Error):|CRITICAL WARNING"
-    r"|(?<![\w-])Killed\b|Segmentation fault|\bFATAL\b"
+    # ERROR at the end of an identifier, followed by a space, is a name (`CONFIG.CLKOUT1_PHASE_ERROR {96.948}` of a
+    # clocking wizard, `Parameter REC_ERROR bound to:`); `CUDA_ERROR_OUT_OF_MEMORY` and `[VAIQ_ERROR]` are errors
+    r"(?<![A-Za-z0-9_])ERROR|ERROR(?!\s)|\[error\]|Traceback \(most recent call last\)|\w(?:Exception|Error):"
+    r"|CRITICAL WARNING|(?<![\w-])Killed\b|Segmentation fault|\bFATAL\b"
 )
 
 # A Python traceback: a frame line, and the exception line that ends it (after the frames and their code).
