@@ -237,3 +237,43 @@ def test_one_large_file_split_across_processes_equals_the_serial_scan(packs, tmp
     assert [(f.count, [(e.line, e.text, e.before, e.after) for e in f.evidence]) for f in serial.all_findings()] == \
         [(f.count, [(e.line, e.text, e.before, e.after) for e in f.evidence]) for f in parallel.all_findings()]
     assert serial.run == parallel.run
+
+
+RING_PACK = """pack: ring
+tool: any
+causes:
+""" + "".join(f"""  - id: ring/{a}
+    title: {a.upper()}
+    severity: error
+    cause: Long enough cause text for the loader to accept it.
+    workaround: Long enough workaround text for the loader to accept it.
+    explains: [ring/{b}]
+    signatures:
+      - {{regex: '{a} fails', match: ['{a} fails']}}
+""" for a, b in (("alpha", "beta"), ("beta", "gamma"), ("gamma", "alpha")))
+
+
+def test_causes_that_explain_each_other_in_a_ring_are_listed_once_under_one_root(tmp_path: Path) -> None:
+    """Three causes explaining each other in a ring used to make the root search loop for ever (a real pack
+    pair did it through the same-line rule); now each finding is listed exactly once."""
+    (tmp_path / "ring.yaml").write_text(RING_PACK)
+    packs = load_packs(extra=[tmp_path / "ring.yaml"], builtin=False, cache=False)
+    result = scan_text("alpha fails\nbeta fails\ngamma fails\n", packs)
+    assert len(result.findings) == 1
+    top = result.findings[0]
+    assert sorted([top.id, *(e.id for e in top.explained)]) == ["ring/alpha", "ring/beta", "ring/gamma"]
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("\tParameter LP_RESP_SLVERROR bound to: 2'b10 ", False),  # public/vivado/065, a clean synthesis
+    # synthetic, the clocking-wizard form the Vivado journal echoes for every clk_wiz IP
+    ("set_property -dict [list CONFIG.CLKOUT1_PHASE_ERROR {96.948} CONFIG.CLKOUT1_JITTER {130.958}] [get_ips clk_wiz_0]",
+     False),
+    ("VITIS-AI-3.0 [VAIQ_ERROR][QUANTIZER_TORCH_CALIB_RESULT_MISMATCH]", True),  # public/vitis/216
+    ("CUDA_ERROR_OUT_OF_MEMORY: out of memory", True),
+    ("ERROR: frobnicator exploded", True),
+])
+def test_error_as_the_tail_of_a_name_is_not_an_error_line(line: str, error: bool) -> None:
+    empty = load_packs(extra=[Path(__file__).parent / "data" / "empty-pack.yaml"], builtin=False, cache=False)
+    r = scan_text(line + "\n", empty)
+    assert (len(r.unexplained) == 1) is error and (r.run.status == "failed") is error

@@ -46,8 +46,10 @@ ERROR_LITERALS = ("ERROR", "[error]", "Traceback (most recent call last)", "Exce
                   "CRITICAL WARNING", "Killed", "Segmentation fault", "FATAL")
 ERROR_LINE = lazy(
     regex.compile,
-    r"ERROR|\[error\]|Traceback \(most recent call last\)|\w(?:Exception|Error):|CRITICAL WARNING"
-    r"|(?<![\w-])Killed\b|Segmentation fault|\bFATAL\b"
+    # ERROR at the end of an identifier, followed by a space, is a name (`CONFIG.CLKOUT1_PHASE_ERROR {96.948}` of a
+    # clocking wizard, `Parameter REC_ERROR bound to:`); `CUDA_ERROR_OUT_OF_MEMORY` and `[VAIQ_ERROR]` are errors
+    r"(?<![A-Za-z0-9_])ERROR|ERROR(?!\s)|\[error\]|Traceback \(most recent call last\)|\w(?:Exception|Error):"
+    r"|CRITICAL WARNING|(?<![\w-])Killed\b|Segmentation fault|\bFATAL\b"
 )
 
 # A Python traceback: a frame line, and the exception line that ends it (after the frames and their code).
@@ -666,14 +668,11 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
     roots: dict[str, str] = {}
     for cid in sorted(found, key=lambda c: first[c]):
         for explainer in packs.explainers_of(cid):
-            if explainer in found and explainer != cid and roots.get(explainer) != cid:
-                roots[cid] = explainer
+            if explainer in found and _link(roots, cid, explainer):
                 break
     _same_line_roots(packs, found, first, roots)
-    for cid, root in roots.items():
-        while root in roots:  # follow chains to the top-most root
-            root = roots[root]
-        found[root].explained.append(found[cid])
+    for cid in roots:
+        found[_top(roots, cid)].explained.append(found[cid])
     top = [f for cid, f in found.items() if cid not in roots]
     for f in top:
         f.explained.sort(key=lambda e: first[e.id])
@@ -703,9 +702,25 @@ def _same_line_roots(packs: PackSet, found: dict[str, Finding], first: dict[str,
         if all(owners) and f.count == len(f.evidence) and cid not in roots.values():
             del found[cid]
             continue
-        root = next((o for o in owners if o is not None and roots.get(o) != cid), None)
-        if root is not None:
-            roots[cid] = root
+        for owner in owners:
+            if owner is not None and _link(roots, cid, owner):
+                break
+
+
+def _top(roots: dict[str, str], cid: str) -> str:
+    """The top-most root above a finding (`roots` has no cycles: `_link` keeps it so)."""
+    while cid in roots:
+        cid = roots[cid]
+    return cid
+
+
+def _link(roots: dict[str, str], child: str, root: str) -> bool:
+    """List `child` under `root` unless that would close a loop: causes may explain each other in a ring (A
+    explains B, B explains C, C explains A), and the same-line rule adds links the packs never declared."""
+    if child in roots or _top(roots, root) == child:
+        return False
+    roots[child] = root
+    return True
 
 
 def _when_holds(cause: Cause, found: dict[str, Finding], detection: Detection, tool: str) -> bool:
