@@ -10,7 +10,7 @@ import io
 import os
 import signal
 import sys
-from time import perf_counter
+from time import thread_time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +36,10 @@ MAX_UNEXPLAINED = 500
 TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many lines below it
 WHOLE_TEXT_CAP = 8 << 20  # reports and configs are read whole (they are small) up to this size
 MAX_LOG_METRICS = 1000
-SLOW_CALL_S = 0.005  # a regex call slower than this is charged to its rule's budget (a sound one takes µs)
+# A regex call that costs more CPU than this is charged to its rule's budget (a sound one takes µs). CPU time of the
+# scanning thread, not wall time: on a loaded machine a preempted call is not slow, and the findings must not
+# depend on the load.
+SLOW_CALL_S = 0.005
 RULE_BUDGET_S = 1.0  # per rule and input: charged past this, the rule is dropped for the rest of the input
 MEMO_LINES = 8192  # distinct candidate lines remembered per input (the memo is emptied when full) ...
 MEMO_LINE_BYTES = 512  # ... of at most this many bytes: bounded memory, whatever the log
@@ -359,14 +362,15 @@ class _SourceScan:
                 if id(sig) in self.disabled:
                     outcome.pure = False
                     continue
-                started = perf_counter()
+                sig.compiled  # compiled on first use, before the clock starts: compiling is not matching slowly
+                started = thread_time()
                 try:
                     caps = sig.match(text)
                 except TimeoutError:
                     caps = None
                     self._timed_out(sig, line_no)
                     outcome.pure = False
-                self._charge(sig, perf_counter() - started, line_no)
+                self._charge(sig, thread_time() - started, line_no)
                 if caps is not None:
                     outcome.matches.append((sig, caps))
             elif target.rule is not None:
@@ -380,13 +384,13 @@ class _SourceScan:
                 if id(rule) in self.disabled:
                     outcome.pure = False
                     continue
-                started = perf_counter()
+                started = thread_time()
                 try:
                     m = rule.compiled.search(text, timeout=REGEX_TIMEOUT_S)
                 except TimeoutError:
                     m = None
                     outcome.pure = False
-                self._charge(rule, perf_counter() - started, line_no)
+                self._charge(rule, thread_time() - started, line_no)
                 outcome.rules.append((rule, {k: v for k, v in m.groupdict().items() if v} if m else None))
             elif target.metric:
                 outcome.metric = True
@@ -404,13 +408,13 @@ class _SourceScan:
         if id(ERROR_LINE) in self.disabled:
             outcome.pure = False
             return True
-        started = perf_counter()
+        started = thread_time()
         try:
             found = ERROR_LINE.search(text, timeout=REGEX_TIMEOUT_S) is not None
         except TimeoutError:
             found = True
             outcome.pure = False
-        self._charge(ERROR_LINE, perf_counter() - started, line_no)
+        self._charge(ERROR_LINE, thread_time() - started, line_no)
         return found
 
     def _timed_out(self, sig: Signature, line_no: int) -> None:
