@@ -10,7 +10,7 @@ import io
 import os
 import signal
 import sys
-from time import thread_time
+from time import perf_counter, thread_time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,9 +36,10 @@ MAX_UNEXPLAINED = 500
 TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many lines below it
 WHOLE_TEXT_CAP = 8 << 20  # reports and configs are read whole (they are small) up to this size
 MAX_LOG_METRICS = 1000
-# A regex call that costs more CPU than this is charged to its rule's budget (a sound one takes µs). CPU time of the
-# scanning thread, not wall time: on a loaded machine a preempted call is not slow, and the findings must not
-# depend on the load.
+# A regex call that costs more CPU than this is charged to its rule's budget (a sound one takes µs). A call is timed
+# on the cheap wall clock; one that looks slow is run again on the thread's CPU clock (ten times dearer to read),
+# because on a loaded machine a preempted call is not slow and the findings must not depend on the load. The
+# second run also leaves out a regex's compile on first use.
 SLOW_CALL_S = 0.005
 RULE_BUDGET_S = 1.0  # per rule and input: charged past this, the rule is dropped for the rest of the input
 MEMO_LINES = 8192  # distinct candidate lines remembered per input (the memo is emptied when full) ...
@@ -362,15 +363,15 @@ class _SourceScan:
                 if id(sig) in self.disabled:
                     outcome.pure = False
                     continue
-                sig.compiled  # compiled on first use, before the clock starts: compiling is not matching slowly
-                started = thread_time()
+                started = perf_counter()
                 try:
                     caps = sig.match(text)
                 except TimeoutError:
                     caps = None
                     self._timed_out(sig, line_no)
                     outcome.pure = False
-                self._charge(sig, thread_time() - started, line_no)
+                if perf_counter() - started >= SLOW_CALL_S:
+                    self._charge(sig, _cpu_cost(sig.match, text), line_no)
                 if caps is not None:
                     outcome.matches.append((sig, caps))
             elif target.rule is not None:
@@ -384,13 +385,14 @@ class _SourceScan:
                 if id(rule) in self.disabled:
                     outcome.pure = False
                     continue
-                started = thread_time()
+                started = perf_counter()
                 try:
                     m = rule.compiled.search(text, timeout=REGEX_TIMEOUT_S)
                 except TimeoutError:
                     m = None
                     outcome.pure = False
-                self._charge(rule, thread_time() - started, line_no)
+                if perf_counter() - started >= SLOW_CALL_S:
+                    self._charge(rule, _cpu_cost(rule.compiled.search, text, timeout=REGEX_TIMEOUT_S), line_no)
                 outcome.rules.append((rule, {k: v for k, v in m.groupdict().items() if v} if m else None))
             elif target.metric:
                 outcome.metric = True
@@ -408,13 +410,14 @@ class _SourceScan:
         if id(ERROR_LINE) in self.disabled:
             outcome.pure = False
             return True
-        started = thread_time()
+        started = perf_counter()
         try:
             found = ERROR_LINE.search(text, timeout=REGEX_TIMEOUT_S) is not None
         except TimeoutError:
             found = True
             outcome.pure = False
-        self._charge(ERROR_LINE, thread_time() - started, line_no)
+        if perf_counter() - started >= SLOW_CALL_S:
+            self._charge(ERROR_LINE, _cpu_cost(ERROR_LINE.search, text, timeout=REGEX_TIMEOUT_S), line_no)
         return found
 
     def _timed_out(self, sig: Signature, line_no: int) -> None:
@@ -646,6 +649,16 @@ def _last_line(r: SourceResult) -> Evidence:
     text = tail[end - 1] if end else ""
     return Evidence(r.info.path, max(1, line), clip(text, EVIDENCE_CHARS),
                     before=[clip(t, EVIDENCE_CHARS) for t in tail[:max(0, end - 1)]])
+
+
+def _cpu_cost(call, text: str, **kwargs) -> float:  # type: ignore[no-untyped-def]
+    """The CPU seconds one regex call on `text` costs this thread (a call past its time bound costs up to it)."""
+    started = thread_time()
+    try:
+        call(text, **kwargs)
+    except TimeoutError:
+        pass
+    return thread_time() - started
 
 
 def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
