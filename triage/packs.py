@@ -21,7 +21,7 @@ from . import cache as disk
 from .errors import PackError
 from .lazyre import lazy
 from .literals import analyse
-from .relays import RELAYED_TOOLS, widen, widen_literal
+from .relays import widen, widen_literal
 from .model import RUN_TOOLS, SEVERITIES
 
 if TYPE_CHECKING:  # imported where they are used: a cached pack set needs neither YAML nor version parsing,
@@ -375,10 +375,10 @@ class _Checker:
 
 
 def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause_line: int,
-                       check: bool = True, relayed: bool = False) -> Signature:
+                       check: bool = True, tool: str = "any") -> Signature:
     """One signature, its literals derived. `check`: also compile the regex and run its examples (a
     trusted pack leaves the regex to compile on first use; `packs check` and the test suite check it).
-    `relayed`: the cause's message ids are also printed under another tool's prefix (see `relays`)."""
+    `tool`: the cause's tool, whose message ids another tool may print under its own prefix (see `relays`)."""
     if not isinstance(raw, dict):
         chk.fail(f"signature {index + 1} must be a mapping with 'regex'", cause_line, cause_id)
     line = raw.get("__line__", cause_line)
@@ -389,8 +389,7 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
     if len(pattern) > MAX_PATTERN_CHARS:
         chk.fail(f"regex is {len(pattern)} characters (limit {MAX_PATTERN_CHARS})", line, cause_id,
                  hint="split an enormous alternation into several signatures or causes")
-    if relayed:
-        pattern = widen(pattern)
+    pattern = widen(pattern, tool)
     ignore_case = bool(raw.get("ignore_case", False))
     repeats, derived = analyse(pattern, ignore_case, MIN_LITERAL)  # one parse for both checks
     if repeats > MAX_REPEAT_PRODUCT:
@@ -413,7 +412,7 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
     literal = raw.get("literal")
     literals: list[str] | None = None
     if isinstance(literal, str):
-        literals = list(widen_literal(literal)) if relayed else [literal]
+        literals = list(widen_literal(literal, tool))
     if literal is None:
         literals = derived  # the derivation reads the parse, which case folding does not change
         if not literals:
@@ -578,8 +577,7 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any], check: bool = Tru
         chk.fail("references still hold the placeholder of the draft", line, cause_id,
                  hint="give the http(s) URLs of an issue, a forum thread or a vendor page, or delete the line")
     affected, note = _versions(chk, raw.get("versions"), cause_id, line)
-    signatures = [_compile_signature(chk, s, cause_id, i, line, check, tool in RELAYED_TOOLS)
-                  for i, s in enumerate(sigs_raw)]
+    signatures = [_compile_signature(chk, s, cause_id, i, line, check, tool) for i, s in enumerate(sigs_raw)]
     examples = [e["text"] if isinstance(e, dict) else e for s in sigs_raw for e in s.get("match", [])]
     needs = chk.text(raw, "needs", cause_id, required=False)
     return Cause(
