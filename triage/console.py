@@ -434,8 +434,14 @@ def print_explanation(console: Console, explanation) -> None:  # type: ignore[no
             _out(console, finding_lines(console, f, verbose=True))
         return
     console.print(Text("No known cause matches this text.", style="bold"))
+    if explanation.same_id:
+        console.print(Text(f"Known causes of the same message ({explanation.message_id}), worded differently here:"))
+        for cause in explanation.same_id:
+            head = Text("  ") + Text(cause.id, "bold")
+            room = console.width - head.cell_len - 2
+            _out(console, [head + "  " + cut(_plain(cause.shown_title), room) if room >= 12 else head])
     if explanation.closest:
-        console.print(Text("Closest known causes:"))
+        console.print(Text("Other close causes:" if explanation.same_id else "Closest known causes:"))
         for cause, score in explanation.closest:
             head = Text(f"  {score:>4.0%}  ") + Text(cause.id, "bold")
             room = console.width - head.cell_len - 2
