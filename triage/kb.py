@@ -7,7 +7,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,8 @@ class Explanation:
     text: str
     result: ScanResult
     closest: list[tuple[Cause, float]]
+    message_id: str | None = None  # the tool's message id in the text, when no signature matched it
+    same_id: list[Cause] = field(default_factory=list)  # known causes of that message, worded otherwise
 
     def to_dict(self) -> dict[str, Any]:
         from .formats import finding_dict
@@ -30,6 +32,8 @@ class Explanation:
         return {
             "text": self.text,
             "findings": [finding_dict(f) for f in self.result.findings],
+            "message_id": self.message_id,
+            "same_message_id": [c.to_dict() for c in self.same_id],
             "closest": [dict(c.to_dict(), similarity=round(score, 3)) for c, score in self.closest],
         }
 
@@ -39,10 +43,24 @@ def explain(text: str, packs: PackSet, matcher: Matcher | None = None, closest: 
     from .scan import scan_text  # noqa: PLC0415
 
     result = scan_text(text, packs, matcher)
-    near: list[tuple[Cause, float]] = []
-    if not result.findings:
-        near = closest_causes(text, packs, closest)
-    return Explanation(text, result, near)
+    if result.findings:
+        return Explanation(text, result, [])
+    from .advice import message_id  # noqa: PLC0415
+
+    mid = message_id(text)
+    same = causes_of_message(packs, mid) if mid else []
+    near = [(c, score) for c, score in closest_causes(text, packs, closest + len(same)) if c not in same][:closest]
+    return Explanation(text, result, near, mid, same[:closest])
+
+
+def causes_of_message(packs: PackSet, message_id: str) -> list[Cause]:
+    """Causes with an example of the same tool message (`[Synth 8-439]`; also under a relaying prefix,
+    `[VPL 30-640]` for `[Place 30-640]`): a newer or older wording of a known message is most likely the
+    same cause, so these come before causes whose text merely looks alike."""
+    number = message_id.split()[-1]
+    tag = re.compile(rf"\[[A-Za-z_+]+(?: [A-Za-z_+]+)* {re.escape(number)}\]")
+    found = [c for c in packs.causes.values() if not c.generic and any(tag.search(e) for e in c.examples)]
+    return sorted(found, key=lambda c: (SEVERITY_RANK.get(c.severity, 3), c.id))
 
 
 SHORTLIST = 40  # causes the full-text index proposes for the character-level comparison
