@@ -84,7 +84,8 @@ def test_explain_and_kb_show_json() -> None:
     doc = json.loads(run("explain", line, "--json").stdout)
     assert doc["findings"][0]["id"] == "dfc/perf-flow-manual-resources"
     near = json.loads(run("explain", "ERROR: [XFORM 203-504] Stop unroling loop", "--json").stdout)
-    assert near["findings"] == [] and near["closest"][0]["id"] == "hls/xform-203-504-stop-unrolling"
+    assert near["findings"] == [] and near["message_id"] == "XFORM 203-504"
+    assert near["same_message_id"][0]["id"] == "hls/xform-203-504-stop-unrolling"
     entry = json.loads(run("kb", "show", "dfc/perf-flow-manual-resources", "--json").stdout)
     assert entry["severity"] == "error" and entry["references"] and entry["examples"]
 

@@ -350,3 +350,13 @@ def test_readme_shows_the_output_at_80_columns() -> None:
     short = to_short(frozen("dfc-partition")).splitlines()
     assert short[0] in readme.splitlines() and short[1] + " · 0.31 s" in readme.splitlines(), \
         "README: the --format short example is to_short() of tests/data/console/dfc-partition.json"
+
+
+def test_a_workaround_that_quotes_the_users_files_keeps_its_paragraphs() -> None:
+    script = CORPUS.parent / "synthetic" / "hls4ml-seed-convert-indented.py"  # SYNTHETIC: the second founding case
+    out = render(scan(script), 80, False)
+    assert "\\x0a" not in out  # the break between the user's lines and the general advice is not escaped
+    lines = out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("  workaround: In your files:"))
+    advice = next(i for i, line in enumerate(lines) if "Delete the per-layer `IOType` key" in line)
+    assert first < advice and lines[advice - 1] == ""

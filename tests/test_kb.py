@@ -66,3 +66,18 @@ def test_closest_causes_rank_as_comparing_every_example_does(packs) -> None:  # 
         assert expected, line
         for limit in (1, 3):
             assert [(c.id, score) for c, score in kb.closest_causes(line, packs, limit)] == expected[:limit], line
+
+
+def test_a_known_message_in_other_words_names_the_causes_of_that_message(packs) -> None:  # type: ignore[no-untyped-def]
+    # a real Synth 8-439 line (patterns/vivado-synth.yaml), reworded as another release might print it
+    line = "ERROR: [Synth 8-439] could not find module 'vga_timingTimeOut' in any library [C:/x/vga.v:75]"
+    explanation = kb.explain(line, packs)
+    assert not explanation.result.findings  # no signature knows this wording
+    assert explanation.message_id == "Synth 8-439"
+    assert "vivado/synth-8-439-module-not-found" in [c.id for c in explanation.same_id]
+    assert not {c.id for c, _ in explanation.closest} & {c.id for c in explanation.same_id}
+    doc = explanation.to_dict()
+    assert doc["message_id"] == "Synth 8-439" and doc["same_message_id"][0]["id"] == explanation.same_id[0].id
+    relayed = kb.explain("ERROR: [VPL 30-640] Place Check : the design wants more LUT cells than there are", packs)
+    assert "vivado/place-30-640-over-utilization" in [c.id for c in relayed.same_id]  # [Place 30-640] under VPL
+    assert kb.explain("frobnicated the widget twice", packs).same_id == []

@@ -144,12 +144,14 @@ def _scan(packs: PackSet, sources: list[Any], matchers: dict[str, Matcher]) -> S
 
 def _any_line_matches(sources: list[Any], signatures: list[Any]) -> bool:
     """Does any line of `sources` match one of `signatures`? (literal first, regex only on those lines)"""
+    from .notebook import NotebookView, is_notebook
     from .sources import ReadStats, open_binary, read_blocks
 
     gates = [([lit.casefold() for lit in s.literals] if s.ignore_case else list(s.literals), s) for s in signatures]
     for source in sources:
         with open_binary(source) as stream:
-            for block in read_blocks(stream, ReadStats(), lambda _m: None, source.display):
+            view = NotebookView() if is_notebook(source.path) else None
+            for block in read_blocks(stream, ReadStats(), lambda _m: None, source.display, view=view):
                 folded = block.text.casefold()
                 for lits, sig in gates:
                     hay = folded if sig.ignore_case else block.text

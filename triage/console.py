@@ -18,6 +18,7 @@ from rich.text import Text
 
 from .display import clip, for_terminal
 from .display import one_line as safe_line
+from .display import terminal_safe
 from .model import Finding, ScanResult, Unexplained
 from .packs import Cause, interpolate
 from .tables import Column, print_table
@@ -42,6 +43,12 @@ def clean(text: str) -> str:
 
 def _plain(text: str, style: str = "") -> Text:
     return Text(clean(text), style=style)
+
+
+def _prose(text: str) -> Text:
+    """A cause or workaround: controls escaped, but its paragraphs kept (a finding's workaround puts the
+    user's own lines before the general advice, a blank line between)."""
+    return Text(terminal_safe(text.replace("\t", "    ")))
 
 
 def _cat(*parts: Text | str) -> Text:
@@ -155,8 +162,8 @@ def finding_lines(console: Console, f: Finding, *, verbose: bool = False, explai
     if explained_by:
         out.append(token_line("  = explained by ", _plain(explained_by, "bold"), width))
     out.extend(_evidence_lines(console, f, verbose))
-    out.extend(wrap(console, _plain(f.cause), prose, 4, first=Text("  cause: ", "bold")))
-    out.extend(wrap(console, _plain(f.workaround), prose, 4, first=Text("  workaround: ", "bold green")))
+    out.extend(wrap(console, _prose(f.cause), prose, 4, first=Text("  cause: ", "bold")))
+    out.extend(wrap(console, _prose(f.workaround), prose, 4, first=Text("  workaround: ", "bold green")))
     if f.versions:
         out.extend(wrap(console, _plain(f.versions), prose, 4, first=Text("  versions: ", "dim")))
     if not verbose:
@@ -298,6 +305,10 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
             out.append(Text("      ") + cut(text, width - 6))
         if u.advice:  # the tool's own advice printed with the line (Resolution:, the first HailoRT error, ...)
             out.extend(_advice_lines(console, u, min(width, PROSE_WIDTH)))
+        if u.known:  # causes of the same message whose signatures do not know this wording
+            ids = [Text(k + ("," if n < len(u.known) - 1 else "")) for n, k in enumerate(u.known)]
+            out.extend(flow([Text("      known causes of this message:", "dim"), *ids], min(width, PROSE_WIDTH),
+                            sep=" ", indent=8))
         if drafts and u.fingerprint and draftable(u.text):
             out.append(token_line("      draft: ", _plain(f"triage kb draft {u.fingerprint}", "dim"), width))
     if limit is not None and n > limit:
@@ -401,8 +412,8 @@ def print_cause(console: Console, cause: Cause) -> None:
     if cause.status != "stable":
         facts.append(cause.status)
     lines.extend(wrap(console, _plain(" · ".join(facts), "dim"), width, 4, first="  "))
-    lines.extend(wrap(console, _plain(cause.cause), prose, 4, first=Text("  cause: ", "bold")))
-    lines.extend(wrap(console, _plain(cause.workaround), prose, 4, first=Text("  workaround: ", "bold green")))
+    lines.extend(wrap(console, _prose(cause.cause), prose, 4, first=Text("  cause: ", "bold")))
+    lines.extend(wrap(console, _prose(cause.workaround), prose, 4, first=Text("  workaround: ", "bold green")))
     if cause.versions:
         lines.extend(wrap(console, _plain(cause.versions), prose, 4, first=Text("  versions: ", "dim")))
     if cause.needs:
@@ -427,8 +438,14 @@ def print_explanation(console: Console, explanation) -> None:  # type: ignore[no
             _out(console, finding_lines(console, f, verbose=True))
         return
     console.print(Text("No known cause matches this text.", style="bold"))
+    if explanation.same_id:
+        console.print(Text(f"Known causes of the same message ({explanation.message_id}), worded differently here:"))
+        for cause in explanation.same_id:
+            head = Text("  ") + Text(cause.id, "bold")
+            room = console.width - head.cell_len - 2
+            _out(console, [head + "  " + cut(_plain(cause.shown_title), room) if room >= 12 else head])
     if explanation.closest:
-        console.print(Text("Closest known causes:"))
+        console.print(Text("Other close causes:" if explanation.same_id else "Closest known causes:"))
         for cause, score in explanation.closest:
             head = Text(f"  {score:>4.0%}  ") + Text(cause.id, "bold")
             room = console.width - head.cell_len - 2

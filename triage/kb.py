@@ -7,7 +7,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,8 @@ class Explanation:
     text: str
     result: ScanResult
     closest: list[tuple[Cause, float]]
+    message_id: str | None = None  # the tool's message id in the text, when no signature matched it
+    same_id: list[Cause] = field(default_factory=list)  # known causes of that message, worded otherwise
 
     def to_dict(self) -> dict[str, Any]:
         from .formats import finding_dict
@@ -30,6 +32,8 @@ class Explanation:
         return {
             "text": self.text,
             "findings": [finding_dict(f) for f in self.result.findings],
+            "message_id": self.message_id,
+            "same_message_id": [c.to_dict() for c in self.same_id],
             "closest": [dict(c.to_dict(), similarity=round(score, 3)) for c, score in self.closest],
         }
 
@@ -39,10 +43,14 @@ def explain(text: str, packs: PackSet, matcher: Matcher | None = None, closest: 
     from .scan import scan_text  # noqa: PLC0415
 
     result = scan_text(text, packs, matcher)
-    near: list[tuple[Cause, float]] = []
-    if not result.findings:
-        near = closest_causes(text, packs, closest)
-    return Explanation(text, result, near)
+    if result.findings:
+        return Explanation(text, result, [])
+    from .advice import message_id  # noqa: PLC0415
+
+    mid = message_id(text)
+    same = packs.by_message.get(mid.split()[-1], []) if mid else []
+    near = [(c, score) for c, score in closest_causes(text, packs, closest + len(same)) if c not in same][:closest]
+    return Explanation(text, result, near, mid, same[:closest])
 
 
 SHORTLIST = 40  # causes the full-text index proposes for the character-level comparison

@@ -21,7 +21,8 @@ from . import cache as disk
 from .errors import PackError
 from .lazyre import lazy
 from .literals import analyse
-from .model import RUN_TOOLS, SEVERITIES
+from .relays import widen, widen_literal
+from .model import RUN_TOOLS, SEVERITIES, SEVERITY_RANK
 
 if TYPE_CHECKING:  # imported where they are used: a cached pack set needs neither YAML nor version parsing,
     import regex  # and `kb search`, which reads only the packs' digest, not even `regex` (a tenth of its start)
@@ -42,6 +43,7 @@ MAX_PATTERN_CHARS = 4000
 MAX_REPEAT_PRODUCT = 10000
 REGEX_TIMEOUT_S = 0.25
 INLINE_FLAGS = lazy(std_re.compile, r"\(\?[a-zA-Z]*\)")  # `(?i)`: flags for the whole pattern
+MESSAGE_TAG = lazy(std_re.compile, r"\[[A-Za-z_+]+(?: [A-Za-z_+]+)* ([A-Z]*\d*-\d+)\]")  # `[Synth 8-439]`, `[DRC UTLZ-1]`
 CONDITION_RE = lazy(std_re.compile, r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
 
 # HTML in prose: reports escape it anyway, but a pack that carries it is not a pack we want to load.
@@ -257,6 +259,19 @@ class PackSet:
     def explainers_of(self, cause_id: str) -> list[str]:
         return [c.id for c in self.causes.values() if cause_id in c.explains]
 
+    @functools.cached_property
+    def by_message(self) -> dict[str, list[Cause]]:
+        """Specific causes by the number of a tool message their examples show (`8-439` of `[Synth 8-439]`,
+        also seen as `[VPL 8-439]`; `UTLZ-1` of `[DRC UTLZ-1]`), errors first: a line of a known message in
+        words no signature knows is most likely one of them."""
+        index: dict[str, list[Cause]] = {}
+        for c in sorted(self.causes.values(), key=lambda c: (SEVERITY_RANK.get(c.severity, 3), c.id)):
+            if c.generic or c.family:
+                continue
+            for number in dict.fromkeys(m.group(1) for e in c.examples for m in MESSAGE_TAG.finditer(e)):
+                index.setdefault(number, []).append(c)
+        return index
+
 
 # ---------------------------------------------------------------------------------------------------------
 # YAML with line numbers and without aliases (an alias bomb is a denial of service, not a feature)
@@ -374,9 +389,10 @@ class _Checker:
 
 
 def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause_line: int,
-                       check: bool = True) -> Signature:
+                       check: bool = True, tool: str = "any") -> Signature:
     """One signature, its literals derived. `check`: also compile the regex and run its examples (a
-    trusted pack leaves the regex to compile on first use; `packs check` and the test suite check it)."""
+    trusted pack leaves the regex to compile on first use; `packs check` and the test suite check it).
+    `tool`: the cause's tool, whose message ids another tool may print under its own prefix (see `relays`)."""
     if not isinstance(raw, dict):
         chk.fail(f"signature {index + 1} must be a mapping with 'regex'", cause_line, cause_id)
     line = raw.get("__line__", cause_line)
@@ -387,6 +403,7 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
     if len(pattern) > MAX_PATTERN_CHARS:
         chk.fail(f"regex is {len(pattern)} characters (limit {MAX_PATTERN_CHARS})", line, cause_id,
                  hint="split an enormous alternation into several signatures or causes")
+    pattern = widen(pattern, tool)
     ignore_case = bool(raw.get("ignore_case", False))
     repeats, derived = analyse(pattern, ignore_case, MIN_LITERAL)  # one parse for both checks
     if repeats > MAX_REPEAT_PRODUCT:
@@ -407,7 +424,9 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
             chk.fail("regex has an unnamed capturing group", line, cause_id,
                      hint="use (?P<name>...) to capture and (?:...) to group")
     literal = raw.get("literal")
-    literals: list[str] | None = [literal] if isinstance(literal, str) else None
+    literals: list[str] | None = None
+    if isinstance(literal, str):
+        literals = list(widen_literal(literal, tool))
     if literal is None:
         literals = derived  # the derivation reads the parse, which case folding does not change
         if not literals:
@@ -572,7 +591,7 @@ def _load_cause(chk: _Checker, raw: Any, pack: dict[str, Any], check: bool = Tru
         chk.fail("references still hold the placeholder of the draft", line, cause_id,
                  hint="give the http(s) URLs of an issue, a forum thread or a vendor page, or delete the line")
     affected, note = _versions(chk, raw.get("versions"), cause_id, line)
-    signatures = [_compile_signature(chk, s, cause_id, i, line, check) for i, s in enumerate(sigs_raw)]
+    signatures = [_compile_signature(chk, s, cause_id, i, line, check, tool) for i, s in enumerate(sigs_raw)]
     examples = [e["text"] if isinstance(e, dict) else e for s in sigs_raw for e in s.get("match", [])]
     needs = chk.text(raw, "needs", cause_id, required=False)
     return Cause(
@@ -629,7 +648,7 @@ def pack_dirs(extra: Iterable[str | Path] = (), builtin: bool = True) -> list[Pa
     return dirs
 
 
-PACK_CODE = ("packs.py", "literals.py", "model.py")  # the code a validated pack depends on
+PACK_CODE = ("packs.py", "literals.py", "model.py", "relays.py")  # the code a validated pack depends on
 PACKFILE_KEEP = 256  # validated pack files kept in the cache (every pack file of a few versions)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import regex
 
 from . import advice
-from .configs import ConfigRefused, Fact, evidence_of, misconfigurations, read_config
+from .configs import ConfigRefused, Fact, evidence_of, misconfigurations, read_config, read_python_script
 from .detect import ENDING_PHASES, CompiledRule, Detection, compile_rules
 from .display import EVIDENCE_CHARS, clip
 from .metrics import METRIC_LITERALS, Metric, MetricStream, parse_metrics
@@ -27,6 +27,7 @@ from .gate import Gate, make_gate
 from .lazyre import lazy
 from .model import SEVERITY_RANK, Evidence, Finding, InputInfo, RunInfo, ScanResult, Unexplained
 from .packs import REGEX_TIMEOUT_S, Cause, PackSet, Signature, compile_all, interpolate
+from .notebook import NotebookView, is_notebook
 from .sources import LINE_CAP, Block, ReadStats, Source, decode, discover, open_binary, read_blocks
 from .split import SPLIT_MIN_BYTES, Range, RangeReader, lines_after, lines_before, plain_file, plan_ranges
 
@@ -234,6 +235,7 @@ class _SourceScan:
         self.metric_index: dict[tuple[str, str, str], int] = {}
         self.metric_stream = MetricStream(self.path)
         self.whole: list[str] | None = [] if source.kind in ("report", "config") else None
+        self.notebook_facts: list[Fact] = []  # what a notebook's code cells set (see `notebook`)
         self.whole_size = 0
         self.advice_wait: list[list[Any]] = []  # [unexplained entry, lines left to look at] awaiting advice
         self.last_readable: tuple[int, str] | None = None  # latest HailoRT error line that says something
@@ -253,24 +255,39 @@ class _SourceScan:
         else:  # one range of a large file, scanned beside the others
             stream = io.BufferedReader(RangeReader(self.source.path, part.start, part.end))  # type: ignore[assignment]
             self.tail = lines_before(self.source.path, part.start, CONTEXT)
+        view = NotebookView() if is_notebook(self.source.path) else None
         try:
             for block in read_blocks(stream, stats, self.warn, self.path, raw_sink=self.raw_sink,
-                                     first_line=part.first_line if part else 1):
+                                     first_line=part.first_line if part else 1, view=view):
                 self._scan_block(block)
         finally:
             if self.source.path != "-":
                 stream.close()
+        if view is not None:
+            self._read_notebook_code(view)
         if part is not None and (self.awaiting or self.advice_wait):
             following = lines_after(self.source.path, part.end, max(CONTEXT, advice.AFTER_REACH))
             self._fill_after(following)
             self._fill_advice(following)
         return self.result(stats)
 
+    def _read_notebook_code(self, view: NotebookView) -> None:
+        if view.plain:
+            self.warn(f"{self.path}: not laid out one value per line as Jupyter saves a notebook; scanned as plain text")
+            return
+        code = view.code_text()
+        if code.strip():
+            try:
+                self.notebook_facts = read_python_script(self.path, code)
+            except RecursionError:
+                self.warn(f"{self.path}: code cells nested too deeply to read; not read")
+
     def result(self, stats: ReadStats) -> SourceResult:
         info = InputInfo(self.path, self.source.kind, stats.lines, stats.bytes, blank=stats.blank,
                          unread=stats.truncated)
         result = SourceResult(self.index, info, self.hits, self.unexplained, self.detection, self.warnings,
                               self.timeouts, self.metrics, tail=list(self.tail))
+        result.facts = self.notebook_facts
         if self.whole is not None:
             text = "".join(self.whole)
             if self.source.kind == "report":
@@ -598,9 +615,24 @@ def merge(packs: PackSet, results: list[SourceResult], warn: Warn | None = None)
         inputs=[r.info for r in results],
     )
     ordered_unexplained = sorted(unexplained.values(), key=lambda u: (_source_order(results, u.path), u.line))
+    _known_causes(packs, ordered_unexplained)
     run.status = _status(findings, ordered_unexplained, detection)
     return ScanResult(run=run, findings=findings, unexplained=ordered_unexplained, warnings=warnings,
                       metrics=metrics, facts=facts)
+
+
+KNOWN_SHOWN = 3  # known causes named beside an unexplained line of their message
+
+
+def _known_causes(packs: PackSet, unexplained: list[Unexplained]) -> None:
+    """Beside an unexplained line of a tool message that known causes have examples of, their ids: the
+    message is known, its wording here is not (another release, a longer variant)."""
+    if not any(u.message_id for u in unexplained):
+        return
+    index = packs.by_message
+    for u in unexplained:
+        if u.message_id:
+            u.known = [c.id for c in index.get(u.message_id.split()[-1], [])[:KNOWN_SHOWN]]
 
 
 def _tool(detection: Detection, findings: list[Finding]) -> str:
@@ -861,7 +893,7 @@ def scan_sources(packs: PackSet, sources: list[Source], *, warn: Warn | None = N
         tasks = []
         for i, s in enumerate(sources):
             parts: list[Range | None] = list(plan_ranges(s.path, jobs, s.size)) \
-                if s.kind == "log" and plain_file(s) else []
+                if s.kind == "log" and plain_file(s) and not is_notebook(s.path) else []
             if len(parts) < 2:
                 parts = [None]  # read whole, exactly as the serial scan does
             tasks.extend((s, i, part) for part in parts)

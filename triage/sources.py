@@ -41,7 +41,7 @@ RECOGNISED = (
     "*.log", "*.log.gz", "*.log.zst", "*.log.xz", "*.log.bz2", "*.rpt", "*.rpt.gz", "*.rpt.zst", "*.rpt.xz",
     "*.rpt.bz2", "*csynth.xml", "*.alls", "hls4ml_config.yml",
     "hls4ml_config.yaml", "hls4ml_config.json", "runme.log", "vivado*.log", "vitis_hls.log",
-    "*_utilization*.txt", "*utilization_report*.txt", "*.log.[0-9]",
+    "*_utilization*.txt", "*utilization_report*.txt", "*.log.[0-9]", "*.ipynb",
 )
 REPORT_GLOBS = ("*.rpt", "*.rpt.gz", "*.rpt.zst", "*.rpt.xz", "*.rpt.bz2", "*csynth.xml", "*utilization*.txt", "*timing*.txt")
 CONFIG_GLOBS = ("*.alls", "*.yml", "*.yaml", "*.json", "*.py", "*.tcl", "*.toml")
@@ -271,8 +271,9 @@ def clean_text(chunk: bytes) -> str:
 
 def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None], display: str,
                 block_bytes: int = BLOCK_BYTES, raw_sink: Callable[[bytes], None] | None = None,
-                first_line: int = 1) -> Iterator[Block]:
-    """Yield blocks of whole lines; `raw_sink` receives every byte read, unchanged (for --tee)."""
+                first_line: int = 1, view: Callable[[bytes], bytes] | None = None) -> Iterator[Block]:
+    """Yield blocks of whole lines; `raw_sink` receives every byte read, unchanged (for --tee); `view` turns
+    each chunk of whole lines into the text to scan, line for line (a notebook's printed output)."""
     pending = b""
     skipping = False  # inside the unmatched tail of an over-long line
     line_no = first_line
@@ -315,7 +316,7 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             else:
                 chunk, pending = buffer[:cut + 1], buffer[cut + 1:]
         if chunk:
-            data = clean_bytes(chunk)
+            data = clean_bytes(chunk if view is None else view(chunk))
             if not data.endswith(b"\n"):
                 data += b"\n"
             if stats.blank and not data.isspace():
