@@ -458,3 +458,15 @@ def test_cli_report_and_nightly(stored, cli, tmp_path):  # type: ignore[no-untyp
     assert isinstance(res.exception, TriageError)
     res = runner.invoke(cli, ["nightly", "--db", db, "--since", "soon", "--out", str(tmp_path / "r")])
     assert isinstance(res.exception, TriageError)
+
+
+def test_run_page_names_the_known_causes_of_an_unexplained_message(packs):  # type: ignore[no-untyped-def]
+    from triage import scan_text
+
+    # a real Synth 8-439 line (patterns/vivado-synth.yaml) reworded, so no signature knows it
+    result = scan_text("ERROR: [Synth 8-439] could not find module 'vga_timingTimeOut' in any library [C:/x/vga.v:75]\n",
+                       packs)
+    root = dom(render_run(build_result_context(json.loads(json.dumps(result_dict(result))), now=NOW)))
+    known = find_all(root, "div", "known")
+    assert len(known) == 1 and "Synth 8-439" in text(known[0])
+    assert "vivado/synth-8-439-module-not-found" in [text(c) for c in known[0].iter("code")]

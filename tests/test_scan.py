@@ -277,3 +277,19 @@ def test_error_as_the_tail_of_a_name_is_not_an_error_line(line: str, error: bool
     empty = load_packs(extra=[Path(__file__).parent / "data" / "empty-pack.yaml"], builtin=False, cache=False)
     r = scan_text(line + "\n", empty)
     assert (len(r.unexplained) == 1) is error and (r.run.status == "failed") is error
+
+
+def test_an_unexplained_line_of_a_known_message_names_the_causes_of_that_message() -> None:
+    from triage.formats import result_dict
+    from triage.store import result_from_doc
+
+    packs = load_packs()
+    # a real Synth 8-439 line (patterns/vivado-synth.yaml) reworded, and a message no cause has an example of
+    result = scan_text("ERROR: [Synth 8-439] could not find module 'vga_timingTimeOut' in any library [C:/x/vga.v:75]\n"
+                       "ERROR: [Frob 99-1] frobnicated the widget\n", packs)
+    known, unknown = result.unexplained
+    assert "vivado/synth-8-439-module-not-found" in known.known and known.known[0].startswith("vivado/")
+    assert all(not packs.causes[k].generic for k in known.known) and unknown.known == []
+    doc = result_dict(result)
+    assert doc["unexplained"][0]["known_causes"] == known.known
+    assert result_from_doc(doc).unexplained[0].known == known.known  # as `runs show` reads it back

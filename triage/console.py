@@ -305,6 +305,10 @@ def unexplained_lines(console: Console, items: list[Unexplained], limit: int | N
             out.append(Text("      ") + cut(text, width - 6))
         if u.advice:  # the tool's own advice printed with the line (Resolution:, the first HailoRT error, ...)
             out.extend(_advice_lines(console, u, min(width, PROSE_WIDTH)))
+        if u.known:  # causes of the same message whose signatures do not know this wording
+            ids = [Text(k + ("," if n < len(u.known) - 1 else "")) for n, k in enumerate(u.known)]
+            out.extend(flow([Text("      known causes of this message:", "dim"), *ids], min(width, PROSE_WIDTH),
+                            sep=" ", indent=8))
         if drafts and u.fingerprint and draftable(u.text):
             out.append(token_line("      draft: ", _plain(f"triage kb draft {u.fingerprint}", "dim"), width))
     if limit is not None and n > limit:

@@ -25,7 +25,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
 
 def unexplained_dict(u: Unexplained) -> dict[str, Any]:
     return {"path": u.path, "line": u.line, "text": u.text, "count": u.count, "fingerprint": u.fingerprint,
-            "advice": u.advice, "message_id": u.message_id}
+            "advice": u.advice, "message_id": u.message_id, "known_causes": list(u.known)}
 
 
 def result_dict(result: ScanResult) -> dict[str, Any]:

@@ -48,19 +48,9 @@ def explain(text: str, packs: PackSet, matcher: Matcher | None = None, closest: 
     from .advice import message_id  # noqa: PLC0415
 
     mid = message_id(text)
-    same = causes_of_message(packs, mid) if mid else []
+    same = packs.by_message.get(mid.split()[-1], []) if mid else []
     near = [(c, score) for c, score in closest_causes(text, packs, closest + len(same)) if c not in same][:closest]
     return Explanation(text, result, near, mid, same[:closest])
-
-
-def causes_of_message(packs: PackSet, message_id: str) -> list[Cause]:
-    """Causes with an example of the same tool message (`[Synth 8-439]`; also under a relaying prefix,
-    `[VPL 30-640]` for `[Place 30-640]`): a newer or older wording of a known message is most likely the
-    same cause, so these come before causes whose text merely looks alike."""
-    number = message_id.split()[-1]
-    tag = re.compile(rf"\[[A-Za-z_+]+(?: [A-Za-z_+]+)* {re.escape(number)}\]")
-    found = [c for c in packs.causes.values() if not c.generic and any(tag.search(e) for e in c.examples)]
-    return sorted(found, key=lambda c: (SEVERITY_RANK.get(c.severity, 3), c.id))
 
 
 SHORTLIST = 40  # causes the full-text index proposes for the character-level comparison

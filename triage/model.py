@@ -55,6 +55,7 @@ class Unexplained:
     fingerprint: str
     advice: str | None = None  # the tool's own advice printed with the line (Resolution:, first HailoRT error)
     message_id: str | None = None  # e.g. "Common 17-55", "HLS 200-1505"
+    known: list[str] = field(default_factory=list)  # causes of that message, none of whose signatures matched
 
 
 @dataclass

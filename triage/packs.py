@@ -22,7 +22,7 @@ from .errors import PackError
 from .lazyre import lazy
 from .literals import analyse
 from .relays import widen, widen_literal
-from .model import RUN_TOOLS, SEVERITIES
+from .model import RUN_TOOLS, SEVERITIES, SEVERITY_RANK
 
 if TYPE_CHECKING:  # imported where they are used: a cached pack set needs neither YAML nor version parsing,
     import regex  # and `kb search`, which reads only the packs' digest, not even `regex` (a tenth of its start)
@@ -43,6 +43,7 @@ MAX_PATTERN_CHARS = 4000
 MAX_REPEAT_PRODUCT = 10000
 REGEX_TIMEOUT_S = 0.25
 INLINE_FLAGS = lazy(std_re.compile, r"\(\?[a-zA-Z]*\)")  # `(?i)`: flags for the whole pattern
+MESSAGE_TAG = lazy(std_re.compile, r"\[[A-Za-z_+]+(?: [A-Za-z_+]+)* ([A-Z]*\d*-\d+)\]")  # `[Synth 8-439]`, `[DRC UTLZ-1]`
 CONDITION_RE = lazy(std_re.compile, r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
 
 # HTML in prose: reports escape it anyway, but a pack that carries it is not a pack we want to load.
@@ -257,6 +258,19 @@ class PackSet:
 
     def explainers_of(self, cause_id: str) -> list[str]:
         return [c.id for c in self.causes.values() if cause_id in c.explains]
+
+    @functools.cached_property
+    def by_message(self) -> dict[str, list[Cause]]:
+        """Specific causes by the number of a tool message their examples show (`8-439` of `[Synth 8-439]`,
+        also seen as `[VPL 8-439]`; `UTLZ-1` of `[DRC UTLZ-1]`), errors first: a line of a known message in
+        words no signature knows is most likely one of them."""
+        index: dict[str, list[Cause]] = {}
+        for c in sorted(self.causes.values(), key=lambda c: (SEVERITY_RANK.get(c.severity, 3), c.id)):
+            if c.generic or c.family:
+                continue
+            for number in dict.fromkeys(m.group(1) for e in c.examples for m in MESSAGE_TAG.finditer(e)):
+                index.setdefault(number, []).append(c)
+        return index
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -224,7 +224,8 @@ def build_result_context(result: Mapping[str, Any], *, dimensions: Mapping[str, 
     findings = [_finding(f) for f in result.get("findings") or []]
     unexplained = [{"path": str(u.get("path") or ""), "line": u.get("line"), "text": str(u.get("text") or ""),
                     "count": int(u.get("count") or 1), "fingerprint": str(u.get("fingerprint") or ""),
-                    "advice": str(u.get("advice") or ""), "message_id": str(u.get("message_id") or "")}
+                    "advice": str(u.get("advice") or ""), "message_id": str(u.get("message_id") or ""),
+                    "known": [str(k) for k in u.get("known_causes") or [] if isinstance(k, str)]}
                    for u in result.get("unexplained") or []]
     inputs = [{"path": str(i.get("path") or ""), "kind": str(i.get("kind") or ""), "lines": i.get("lines") or 0,
                "size": _fmt_bytes(i.get("bytes"))} for i in run.get("inputs") or []]

@@ -615,9 +615,24 @@ def merge(packs: PackSet, results: list[SourceResult], warn: Warn | None = None)
         inputs=[r.info for r in results],
     )
     ordered_unexplained = sorted(unexplained.values(), key=lambda u: (_source_order(results, u.path), u.line))
+    _known_causes(packs, ordered_unexplained)
     run.status = _status(findings, ordered_unexplained, detection)
     return ScanResult(run=run, findings=findings, unexplained=ordered_unexplained, warnings=warnings,
                       metrics=metrics, facts=facts)
+
+
+KNOWN_SHOWN = 3  # known causes named beside an unexplained line of their message
+
+
+def _known_causes(packs: PackSet, unexplained: list[Unexplained]) -> None:
+    """Beside an unexplained line of a tool message that known causes have examples of, their ids: the
+    message is known, its wording here is not (another release, a longer variant)."""
+    if not any(u.message_id for u in unexplained):
+        return
+    index = packs.by_message
+    for u in unexplained:
+        if u.message_id:
+            u.known = [c.id for c in index.get(u.message_id.split()[-1], [])[:KNOWN_SHOWN]]
 
 
 def _tool(detection: Detection, findings: list[Finding]) -> str:

@@ -501,7 +501,8 @@ def result_from_doc(doc: Mapping[str, Any]) -> ScanResult:
                 for i in run.get("inputs") or []],
     )
     unexplained = [Unexplained(u.get("path", ""), int(u.get("line") or 0), u.get("text", ""), int(u.get("count") or 1),
-                               u.get("fingerprint", ""), u.get("advice"), u.get("message_id"))
+                               u.get("fingerprint", ""), u.get("advice"), u.get("message_id"),
+                               [str(k) for k in u.get("known_causes") or [] if isinstance(k, str)])
                    for u in doc.get("unexplained") or []]
     metric_fields = {f.name for f in fields(Metric)}
     metrics = [Metric(**{k: m.get(k) for k in metric_fields}) for m in doc.get("metrics") or []
