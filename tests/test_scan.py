@@ -293,3 +293,13 @@ def test_an_unexplained_line_of_a_known_message_names_the_causes_of_that_message
     doc = result_dict(result)
     assert doc["unexplained"][0]["known_causes"] == known.known
     assert result_from_doc(doc).unexplained[0].known == known.known  # as `runs show` reads it back
+
+
+def test_an_error_line_whose_cause_does_not_apply_to_the_run_is_unexplained_not_lost() -> None:
+    packs = load_packs()
+    line = "ERROR: Result mismatch at index 3"  # what a test bench prints: hls/csim-testbench-error-message, csim only
+    outside = scan_text(f"INFO: start\n{line}\n", packs)
+    assert [u.text for u in outside.unexplained] == [line] and not outside.findings
+    assert outside.run.status == "failed"
+    inside = scan_text(f"INFO: [SIM 211-2] *************** CSIM start ***************\n{line}\n", packs)
+    assert "hls/csim-testbench-error-message" in {f.id for f in inside.all_findings()} and not inside.unexplained

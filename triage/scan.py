@@ -609,7 +609,10 @@ def merge(packs: PackSet, results: list[SourceResult], warn: Warn | None = None)
         if warn is not None:
             warn(note)
     logs = [r for r in results if r.info.kind == "log" and r.info.lines]
-    findings = _findings(packs, hits, detection, _last_line(logs[-1]) if logs else None, bool(unexplained), facts)
+    gated: list[Evidence] = []
+    findings = _findings(packs, hits, detection, _last_line(logs[-1]) if logs else None, bool(unexplained), facts,
+                         gated)
+    _unexplained_gated(gated, findings, unexplained)
     run = RunInfo(
         tool=_tool(detection, findings), tool_version=detection.version, phase=detection.phase, part=detection.part,
         inputs=[r.info for r in results],
@@ -693,14 +696,41 @@ def _cpu_cost(call, text: str, **kwargs) -> float:  # type: ignore[no-untyped-de
     return thread_time() - started
 
 
+def _unexplained_gated(gated: list[Evidence], findings: list[Finding], unexplained: dict[str, Unexplained]) -> None:
+    """An error line whose only matching cause does not apply to this run (another phase, tool or version) is
+    explained by nothing: it is listed as unexplained, not lost."""
+    if not gated:
+        return
+    covered = {(e.path, e.line) for f in findings for g in (f, *f.explained) for e in g.evidence}
+    for ev in gated:
+        if (ev.path, ev.line) in covered or len(unexplained) >= MAX_UNEXPLAINED:
+            continue
+        try:
+            error_like = ERROR_LINE.search(ev.text, timeout=REGEX_TIMEOUT_S) is not None
+        except TimeoutError:
+            error_like = True
+        if not error_like:
+            continue
+        fp = fingerprint(ev.text)
+        if fp in unexplained:
+            continue
+        covered.add((ev.path, ev.line))
+        unexplained[fp] = Unexplained(ev.path, ev.line, ev.text, 1, fp, None, advice.message_id(ev.text))
+
+
 def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
-              log_end: Evidence | None, unexplained: bool, facts: list[Fact]) -> list[Finding]:
+              log_end: Evidence | None, unexplained: bool, facts: list[Fact],
+              gated: list[Evidence] | None = None) -> list[Finding]:
+    """The run's findings, root causes first. `gated` receives the evidence of causes that matched but do not
+    apply to this run (its version, phases or tool rule them out)."""
     found: dict[str, Finding] = {}
     first: dict[str, tuple[int, int]] = {}
     configured = _misconfigurations(packs, facts)
+    gated = [] if gated is None else gated
     for cid, h in hits.items():
         cause = packs.causes[cid]
         if not cause.applies_to(detection.versions.get(cause.tool)):
+            gated.extend(h.evidence)
             continue
         found[cid] = _finding(cause, h, {}, configured.get(cid))
         first[cid] = h.first
@@ -711,6 +741,8 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
     # the run's tool as reported, judged without the findings that are themselves gated on it
     tool = _tool(detection, [f for cid, f in found.items() if not packs.causes[cid].when.get("tools")])
     for cid in [c for c in found if not _when_holds(packs.causes[c], found, detection, tool)]:
+        if not _premise_holds(packs.causes[cid], detection, tool):
+            gated.extend(found[cid].evidence)
         del found[cid]
     _absence(packs, found, first, detection, log_end, unexplained)
     # Root cause first: a finding explained by another found one is listed under it.
@@ -775,13 +807,18 @@ def _link(roots: dict[str, str], child: str, root: str) -> bool:
 def _when_holds(cause: Cause, found: dict[str, Finding], detection: Detection, tool: str) -> bool:
     present = cause.when.get("present", [])
     absent = cause.when.get("absent", [])
+    if not _premise_holds(cause, detection, tool):
+        return False
+    return all(p in found for p in present) and not any(a in found for a in absent)
+
+
+def _premise_holds(cause: Cause, detection: Detection, tool: str) -> bool:
+    """The run is of the phases and tool the cause is about (its `when.phases` and `when.tools`)."""
     phases = cause.when.get("phases")
     if phases and not detection.phases_seen & set(phases):
         return False
     tools = cause.when.get("tools")
-    if tools and tool not in (*tools, "unknown"):  # a pasted line of no known tool may be any of them
-        return False
-    return all(p in found for p in present) and not any(a in found for a in absent)
+    return not tools or tool in (*tools, "unknown")  # a pasted line of no known tool may be any of them
 
 
 def _absence(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[int, int]], detection: Detection,
