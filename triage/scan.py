@@ -697,8 +697,9 @@ def _cpu_cost(call, text: str, **kwargs) -> float:  # type: ignore[no-untyped-de
 
 
 def _unexplained_gated(gated: list[Evidence], findings: list[Finding], unexplained: dict[str, Unexplained]) -> None:
-    """An error line whose only matching cause does not apply to this run (another phase, tool or version) is
-    explained by nothing: it is listed as unexplained, not lost."""
+    """An error line whose only matching cause does not apply to this run (a phase it did not go through, a
+    version the cause is not about) is explained by nothing: it is listed as unexplained, not lost. (A cause
+    kept to other tools is not: its line is usually another tool's benign chatter, such as TensorFlow's.)"""
     if not gated:
         return
     covered = {(e.path, e.line) for f in findings for g in (f, *f.explained) for e in g.evidence}
@@ -722,7 +723,7 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
               log_end: Evidence | None, unexplained: bool, facts: list[Fact],
               gated: list[Evidence] | None = None) -> list[Finding]:
     """The run's findings, root causes first. `gated` receives the evidence of causes that matched but do not
-    apply to this run (its version, phases or tool rule them out)."""
+    apply to this run (its version or phases rule them out)."""
     found: dict[str, Finding] = {}
     first: dict[str, tuple[int, int]] = {}
     configured = _misconfigurations(packs, facts)
@@ -741,7 +742,7 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
     # the run's tool as reported, judged without the findings that are themselves gated on it
     tool = _tool(detection, [f for cid, f in found.items() if not packs.causes[cid].when.get("tools")])
     for cid in [c for c in found if not _when_holds(packs.causes[c], found, detection, tool)]:
-        if not _premise_holds(packs.causes[cid], detection, tool):
+        if not _phases_seen(packs.causes[cid], detection):
             gated.extend(found[cid].evidence)
         del found[cid]
     _absence(packs, found, first, detection, log_end, unexplained)
@@ -807,18 +808,18 @@ def _link(roots: dict[str, str], child: str, root: str) -> bool:
 def _when_holds(cause: Cause, found: dict[str, Finding], detection: Detection, tool: str) -> bool:
     present = cause.when.get("present", [])
     absent = cause.when.get("absent", [])
-    if not _premise_holds(cause, detection, tool):
+    if not _phases_seen(cause, detection):
+        return False
+    tools = cause.when.get("tools")
+    if tools and tool not in (*tools, "unknown"):  # a pasted line of no known tool may be any of them
         return False
     return all(p in found for p in present) and not any(a in found for a in absent)
 
 
-def _premise_holds(cause: Cause, detection: Detection, tool: str) -> bool:
-    """The run is of the phases and tool the cause is about (its `when.phases` and `when.tools`)."""
+def _phases_seen(cause: Cause, detection: Detection) -> bool:
+    """The run went through a phase the cause is about (its `when.phases`)."""
     phases = cause.when.get("phases")
-    if phases and not detection.phases_seen & set(phases):
-        return False
-    tools = cause.when.get("tools")
-    return not tools or tool in (*tools, "unknown")  # a pasted line of no known tool may be any of them
+    return not phases or bool(detection.phases_seen & set(phases))
 
 
 def _absence(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[int, int]], detection: Detection,
