@@ -468,8 +468,10 @@ def _check_examples(chk: _Checker, raw: dict[str, Any], sig: Signature, line: in
             chk.fail("a match example must be text (or {text, captures})", line, sig.cause_id)
         haystack = example.casefold() if sig.ignore_case else example
         if not any(lit in haystack for lit in folded):
-            shown = sig.literal if len(sig.literals) == 1 else " or ".join(map(repr, sig.literals))
-            chk.fail(f"literal {shown!r} is not in example {example!r}" if len(sig.literals) == 1
+            declared = raw.get("literal")  # named as written, not with the twins a relay adds (see `relays`)
+            written = [declared] if isinstance(declared, str) else list(sig.literals)
+            shown = written[0] if len(written) == 1 else " or ".join(map(repr, written))
+            chk.fail(f"literal {shown!r} is not in example {example!r}" if len(written) == 1
                      else f"none of the literals {shown} is in example {example!r}", line, sig.cause_id,
                      hint="the literal must occur in every matching line; fix `literal:`")
         try:
@@ -479,7 +481,7 @@ def _check_examples(chk: _Checker, raw: dict[str, Any], sig: Signature, line: in
                      hint="catastrophic backtracking: remove nested quantifiers")
         if got is None:
             chk.fail(f"example does not match: {example!r}", line, sig.cause_id,
-                     hint=_how_far(sig.compiled, example))
+                     hint=_how_far(_as_written(raw, sig), example))
         for name, want in captures.items():
             if str(got.get(name)) != str(want):
                 chk.fail(f"capture '{name}' is {got.get(name)!r}, expected {want!r} in {example!r}",
@@ -494,6 +496,16 @@ def _check_examples(chk: _Checker, raw: dict[str, Any], sig: Signature, line: in
                      hint="catastrophic backtracking: remove nested quantifiers")
         if hit is not None:
             chk.fail(f"no_match example matches: {example!r}", line, sig.cause_id)
+
+
+def _as_written(raw: dict[str, Any], sig: Signature) -> regex.Pattern[str]:
+    """The regex as the pack author wrote it (a relay widens the one that runs), for an error message."""
+    written = raw.get("regex")
+    if written == sig.pattern or not isinstance(written, str):
+        return sig.compiled
+    import regex  # noqa: PLC0415
+
+    return regex.compile(written, regex.IGNORECASE if sig.ignore_case else 0)
 
 
 def _how_far(compiled: regex.Pattern[str], example: str) -> str:
