@@ -470,3 +470,19 @@ def test_run_page_names_the_known_causes_of_an_unexplained_message(packs):  # ty
     known = find_all(root, "div", "known")
     assert len(known) == 1 and "Synth 8-439" in text(known[0])
     assert "vivado/synth-8-439-module-not-found" in [text(c) for c in known[0].iter("code")]
+
+
+def test_nightly_names_the_known_causes_of_an_unexplained_message(tmp_path, packs):  # type: ignore[no-untyped-def]
+    log = tmp_path / "synth.log"
+    # a real Synth 8-439 line (patterns/vivado-synth.yaml) reworded, so no signature knows it
+    log.write_text("ERROR: [Synth 8-439] could not find module 'vga_timingTimeOut' in any library [C:/x/vga.v:75]\n")
+    store = open_store(tmp_path / "triage.db")
+    try:
+        store.record_run(scan_paths([str(log)], packs), packs=packs, dimensions={"label": "synth"}, duration_s=0.1,
+                         created=NOW - timedelta(hours=2), force=True)
+        root = dom(render_nightly(build_nightly_context(store, SINCE, NOW, now=NOW, packs=packs)))
+    finally:
+        store.close()
+    known = find_all(by_id(root, "unexplained"), "div", "known")
+    assert len(known) == 1 and "Synth 8-439" in text(known[0])
+    assert "vivado/synth-8-439-module-not-found" in [text(c) for c in known[0].iter("code")]

@@ -657,8 +657,11 @@ def build_nightly_context(store: Any, since: datetime, until: datetime, periods:
 
     # Unexplained lines from failed runs, grouped by fingerprint -------------------------------------------
     unexplained_ctx = _unexplained_groups(db, {r["id"] for r in failed}, run_by_id, since)
+    by_message = packs.by_message if packs is not None and any(g["message_id"] for g in unexplained_ctx) else {}
     for g in unexplained_ctx:
         g["run_links"] = [{"id": rid, "href": _run_href(rid)} for rid in g.pop("run_ids")[:RUN_LINKS]]
+        # causes of the same message that know other wordings of it (see `PackSet.by_message`)
+        g["known"] = [c.id for c in by_message.get(g["message_id"].split()[-1], [])[:3]] if g["message_id"] else []
         pages.update(link["id"] for link in g["run_links"])
 
     # Quality of results per label ------------------------------------------------------------------------
@@ -886,6 +889,8 @@ def _unexplained_groups(db: Any, failed_ids: set[int], run_by_id: dict[int, dict
             })
             if not g["advice"] and u.get("advice"):  # the tool's own advice, from the first run that printed one
                 g["advice"], g["message_id"] = str(u["advice"]), str(u.get("message_id") or "")
+            elif not g["message_id"] and u.get("message_id"):
+                g["message_id"] = str(u["message_id"])
             g["count"] += int(u.get("count") or 1)
             g["runs"].add(u["run_id"])
             label = run_by_id.get(u["run_id"], {}).get("label")
