@@ -13,8 +13,9 @@ tool's message ids, so each cause is written once and found in both logs.
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # What may follow a prefix that names an id: ` 200-`, ` 20[07]-`, `(?: 204)?-69`, ` (?:207-`, ` [0-9]`, ` \d+`
 # (not ` 2020\.1`, a release).
@@ -29,33 +30,31 @@ class Relay:
     prefix: str  # the relaying prefix, as a regex fragment
     words: tuple[str, ...]  # the prefixes of the tool's message ids followed by a number
     checks: tuple[str, ...] = ()  # prefixes followed by a check name
-    _lone: re.Pattern[str] = field(init=False, repr=False, compare=False)
-    _group: re.Pattern[str] = field(init=False, repr=False, compare=False)
-    _literal: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    @functools.cached_property
+    def _patterns(self) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+        """A lone prefix naming an id (not the tail of a longer word such as XSIM), a group of prefixes only
+        (`(?:RTGEN|HLS|XFORM)` before an id, which the relay joins), and an id in a declared literal. Compiled on
+        first use: only a pack being validated needs them, not a pack set loaded from the cache."""
         numbered = "|".join(sorted(self.words, key=len, reverse=True))
         named = "|".join(self.checks) or "(?!)"
-        # A lone prefix (not the tail of a longer word such as XSIM) naming an id, and a group of prefixes only,
-        # `(?:RTGEN|HLS|XFORM) \d+-\d+`, which the relay joins.
         lone = (rf"(?<![A-Za-z0-9_\\])(?:(?:{numbered})(?![A-Za-z0-9_]){_NUMBER_AHEAD}"
                 rf"|(?:{named})(?![A-Za-z0-9_]){_CHECK_AHEAD})")
         group = rf"\(\?:((?:{numbered})(?:\|(?:{numbered}))*)\){_NUMBER_AHEAD}"
         literal = rf"(?<![A-Za-z0-9_])(?:(?:{numbered}) (?=\d+-)|(?:{named}) (?=[A-Z]))"
-        object.__setattr__(self, "_lone", re.compile(lone))
-        object.__setattr__(self, "_group", re.compile(group))
-        object.__setattr__(self, "_literal", re.compile(literal))
+        return re.compile(lone), re.compile(group), re.compile(literal)
 
     def widen(self, pattern: str) -> str:
         """`pattern` accepting the relayed form of every message id it names; unchanged if it names none."""
         if self.prefix in pattern:
             return pattern  # written for the relayed form already
-        grouped = self._group.sub(lambda m: f"(?:{m.group(1)}|{self.prefix})", pattern)
-        return self._lone.sub(lambda m: f"(?:{m.group(0)}|{self.prefix})", grouped)
+        lone, group, _ = self._patterns
+        grouped = group.sub(lambda m: f"(?:{m.group(1)}|{self.prefix})", pattern)
+        return lone.sub(lambda m: f"(?:{m.group(0)}|{self.prefix})", grouped)
 
     def widen_literal(self, literal: str) -> tuple[str, ...]:
         """A declared literal, and its relayed twin when it holds one of the tool's message ids."""
-        twin = self._literal.sub(self.prefix.replace("\\", "") + " ", literal)
+        twin = self._patterns[2].sub(self.prefix.replace("\\", "") + " ", literal)
         return (literal,) if twin == literal else (literal, twin)
 
 
