@@ -13,6 +13,7 @@ import pytest
 import regex
 
 from triage import cache, load_packs
+from triage.store import open_store
 from triage.gate import HyperscanGate, PythonGate, candidates, make_gate
 from triage.scan import Matcher, scan_sources
 from triage.sources import Source
@@ -290,3 +291,25 @@ def test_a_parallel_scan_compiles_every_regex_once_and_later_ones_thaw_them(
         packs_module.compile_all(again)
         lines = ("ERROR: one frobnicator exploded", "ERROR: two frobnicator exploded")
         assert [s.match(line) for s, line in zip(again.signatures, lines)] == [{}, {}]
+
+
+def test_recording_a_scan_in_a_database_that_exists_does_not_import_sqlite_utils(tmp_path: Path,
+                                                                                   cache_dir: Path) -> None:
+    db = tmp_path / "runs.db"
+    log = tmp_path / "one.log"
+    log.write_text("ERROR: [HLS 214-124] use of undeclared identifier 'foo'\n")
+    code = ("import sys, io, contextlib\nsys.argv = ['triage', 'scan', sys.argv[1], '--db', sys.argv[2], '--format', 'json']\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        from triage.cli import main; main()\n    except SystemExit:\n        pass\n"
+            "print(' '.join(sorted(m for m in sys.modules)))\n")
+    runs = []
+    for text in ("first", "second"):  # the first creates the database (and its knowledge base) with sqlite-utils
+        log.write_text(f"ERROR: [HLS 214-124] use of undeclared identifier '{text}'\n")
+        out = subprocess.run([sys.executable, "-c", code, str(log), str(db)], capture_output=True, text=True,
+                             cwd=ROOT, timeout=120)
+        runs.append(set(out.stdout.split()))
+    assert "sqlite_utils" in runs[0] and "sqlite_utils" not in runs[1]
+    with open_store(db, create=False) as store:
+        stored = store.runs(limit=None)
+        assert [r["status"] for r in stored] == ["failed", "failed"] and {r["top"] for r in stored} == {
+            "hls/clang-undeclared-identifier"}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from triage import scan_paths, scan_text
 
-from .conftest import FIXTURES, corpus
+from .conftest import FIXTURES, PUBLIC, corpus
 
 SEED = FIXTURES / "notes" / "dfc-a1-seed-dfc329.log"
 ALLS = FIXTURES / "synthetic" / "perf-flow-model.alls"
@@ -115,3 +115,14 @@ def test_dfc_utilization_list_becomes_metrics(packs) -> None:
     result = scan_text(line, packs)
     apus = [m for m in result.metrics if m.resource == "APUs"][0]
     assert (apus.used, apus.available) == (149, 120) and apus.over
+
+
+def test_flow_log_trace_closes_the_phase_it_completed(packs) -> None:
+    """The `.autopilot/db/autopilot.flow.log` trace ends a phase with `Command csim_design done;`: a complete real
+    trace is not incomplete, and a command that `done; error code: 2;` does not close its phase."""
+    done = PUBLIC / "hls/990-HJL2020-s-FPGAZYNQ_TESTCONV-flow-log-csim-done.log"
+    result = scan_paths([str(done)], packs)
+    assert result.run.phase == "csim" and result.run.status == "passed"
+    assert "triage/log-incomplete" not in [f.id for f in result.findings]
+    failed = "Execute   csynth_design \nCommand   csynth_design done; error code: 2; 10.032 sec.\n"
+    assert scan_text(done.read_text() + failed, packs).run.status != "passed"

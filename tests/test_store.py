@@ -485,19 +485,18 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
 
 CHILD = textwrap.dedent("""
     import json, sys, time, pathlib
-    from sqlite_utils.db import Table
-    from triage.store import open_store
+    from triage.store import Store, open_store
 
     db, doc, marker = sys.argv[1:4]
-    original = Table.insert_all
+    original = Store._insert
 
-    def stall(self, records, *args, **kwargs):
-        if self.name == "evidence":  # the run, its inputs and findings are written by now
+    def stall(self, table, rows):
+        if table == "evidence":  # the run, its inputs and findings are written by now
             pathlib.Path(marker).write_text("in transaction")
             time.sleep(60)
-        return original(self, records, *args, **kwargs)
+        return original(self, table, rows)
 
-    Table.insert_all = stall
+    Store._insert = stall
     open_store(db).ingest(json.loads(pathlib.Path(doc).read_text()))
 """)
 

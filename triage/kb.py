@@ -172,7 +172,7 @@ def knowledge_db(digest: str, load: Callable[[], PackSet], cached: bool = True) 
     store = open_store(None)
     try:
         store.sync_causes(load())
-        yield store.db.conn
+        yield store.conn
     finally:
         store.close()
 
@@ -186,7 +186,7 @@ def _build_knowledge_db(packs: PackSet, path: Path) -> None:
     store = open_store(tmp)
     try:
         store.sync_causes(packs)
-        store.db.conn.execute("PRAGMA journal_mode=DELETE")  # one file, readable without write access
+        store.conn.execute("PRAGMA journal_mode=DELETE")  # one file, readable without write access
     finally:
         store.close()
     os.replace(tmp, path)

@@ -21,6 +21,7 @@ from . import cache as disk
 from .errors import PackError
 from .lazyre import lazy
 from .literals import analyse
+from .prefixes import without_prefix
 from .relays import widen, widen_literal
 from .model import RUN_TOOLS, SEVERITIES, SEVERITY_RANK
 
@@ -144,8 +145,16 @@ class Signature:
     def match(self, line: str) -> dict[str, str] | None:
         """Captures of the first match in `line` that satisfies the conditions, else None.
 
+        A line a CI runner prefixed (see `prefixes`) is matched without the prefix first, as the tool printed it.
         Raises TimeoutError when the regex exceeds its time bound.
         """
+        body = without_prefix(line)
+        caps = self._match(body)
+        if caps is None and body is not line:
+            caps = self._match(line)
+        return caps
+
+    def _match(self, line: str) -> dict[str, str] | None:
         if not self.where:
             m = self.compiled.search(line, timeout=REGEX_TIMEOUT_S)
             return None if m is None else {k: v for k, v in m.groupdict().items() if v is not None}

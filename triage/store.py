@@ -7,11 +7,17 @@ and view names are meant to be read as they are (`datasette triage.db`, `sqlite-
 Writes are single `BEGIN IMMEDIATE` transactions (sqlite-utils' own calls nest inside them as
 savepoints), so a crash or `kill -9` leaves either the whole run or nothing. The database is in WAL
 mode with a busy timeout, and a write that still finds the database locked is retried with backoff.
+
+Recording a scan is the one write on the path of every `triage scan`, and importing sqlite-utils costs about
+80 ms there (a third of a short scan's start-up): its plain row inserts and lookups go through the standard
+library's connection, and the sqlite-utils wrapper is built on first use (schema, migrations, the knowledge
+base's tables and FTS index, the team commands' reads).
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import io
 import json
@@ -583,17 +589,35 @@ def _store_error(exc: sqlite3.Error, where: str) -> StoreError:
     return StoreError(f"database error: {text}", where=where)
 
 
+def _sql_value(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bytes)):
+        return int(value) if isinstance(value, bool) else value
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
 class Store:
     """One run database. Create with `open_store()`; use as a context manager or call `close()`."""
 
-    def __init__(self, db: Database, where: str) -> None:
-        self.db = db
+    def __init__(self, conn: sqlite3.Connection, where: str) -> None:
+        self.conn = conn
         self.where = where
+
+    @functools.cached_property
+    def db(self) -> Database:
+        """The sqlite-utils wrapper of the connection, built the first time a command needs more than plain
+        inserts and lookups (see the module's docstring)."""
+        from sqlite_utils import Database
+
+        # No sqlite-utils plugins: loading them scans every installed distribution's entry points (about
+        # 28 ms) for hooks the store does not use.
+        return Database(self.conn, execute_plugins=False)
 
     # -- plumbing -------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        self.db.close()
+        self.conn.close()
 
     def __enter__(self) -> Store:
         return self
@@ -603,7 +627,7 @@ class Store:
 
     def _write(self, fn: Callable[[], T]) -> T:
         """Run `fn` in one BEGIN IMMEDIATE transaction; retry the whole of it while the database is locked."""
-        conn = self.db.conn
+        conn = self.conn
         delay = 0.02
         deadline = time.monotonic() + RETRY_BUDGET_S
         while True:
@@ -637,9 +661,9 @@ class Store:
 
     def _migrate(self) -> None:
         def pending() -> bool:
-            if "migrations" not in self.db.table_names():
+            if "migrations" not in self._tables():
                 return True
-            done = {row["name"] for row in self.db["migrations"].rows}
+            done = {name for (name,) in self.conn.execute("select name from migrations")}
             unknown = sorted(done - set(MIGRATION_NAMES))
             if unknown:  # a newer triage changed the schema: reading or writing it here could corrupt it
                 made_by = self._meta("triage_version")
@@ -652,12 +676,32 @@ class Store:
         if self._read(pending):
             self._write(lambda: apply_migrations(self.db))
 
+    def _tables(self) -> set[str]:
+        return {name for (name,) in self.conn.execute("select name from sqlite_master where type = 'table'")}
+
     def _meta(self, key: str) -> str | None:
-        if "meta" not in self.db.table_names():
+        if "meta" not in self._tables():
             return None
-        for row in self.db["meta"].rows_where("key = ?", [key]):
-            return str(row["value"])
-        return None
+        row = self.conn.execute("select value from meta where key = ?", [key]).fetchone()
+        return None if row is None else str(row[0])
+
+    def _insert(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int | None:
+        """Insert rows that share their keys (the table's columns) with one prepared statement; the rowid of
+        the last one. Values as sqlite-utils would store them: containers as JSON, anything else unusual as text."""
+        it = iter(rows)
+        first = next(it, None)
+        if first is None:
+            return None
+        columns = list(first)
+        sql = (f"insert into [{table}] ({', '.join(f'[{c}]' for c in columns)}) "
+               f"values ({', '.join('?' for _ in columns)})")
+        cur = self.conn.cursor()
+        cur.execute(sql, [_sql_value(first[c]) for c in columns])
+        last = cur.lastrowid
+        for row in it:
+            cur.execute(sql, [_sql_value(row[c]) for c in columns])
+            last = cur.lastrowid
+        return last
 
     # -- writing --------------------------------------------------------------------------------------
 
@@ -750,17 +794,16 @@ class Store:
             if not force:
                 where = "input_hash = ? and " + " and ".join(f'"{k}" is ?' for k in DIMENSIONS)
                 args = [input_hash, *(dims.get(k) for k in DIMENSIONS)]
-                for existing in self.db["runs"].rows_where(where, args, select="id", order_by="id", limit=1):
-                    return RecordOutcome(int(existing["id"]), True)
-            runs = self.db["runs"]
-            runs.insert(row)
-            run_id = int(runs.last_pk)  # type: ignore[arg-type]
-            self.db["documents"].insert({"run_id": run_id, "document": document})
-            self.db["inputs"].insert_all(
+                existing = self.conn.execute(f"select id from runs where {where} order by id limit 1", args).fetchone()
+                if existing is not None:
+                    return RecordOutcome(int(existing[0]), True)
+            run_id = int(self._insert("runs", [row]))  # type: ignore[arg-type]
+            self._insert("documents", [{"run_id": run_id, "document": document}])
+            self._insert("inputs", (
                 {"run_id": run_id, "path": i.get("path"), "kind": i.get("kind"), "lines": i.get("lines"),
                  "bytes": i.get("bytes"), "sha256": i.get("sha256"), "log": logs.get(i.get("path"), (None, False))[0],
                  "log_truncated": int(logs.get(i.get("path"), (None, False))[1])}
-                for i in run.get("inputs") or [])
+                for i in run.get("inputs") or []))
             self._insert_children(run_id, doc)
             return RecordOutcome(run_id, False)
 
@@ -768,26 +811,26 @@ class Store:
 
     def _insert_children(self, run_id: int, doc: Mapping[str, Any]) -> None:
         flat = list(_flatten(doc.get("findings") or []))
-        self.db["findings"].insert_all(
+        self._insert("findings", (
             {"run_id": run_id, "cause_id": f["id"], "severity": f.get("severity"), "title": f.get("title"),
              "count": f.get("count"), "parent_cause_id": parent, "generic": int(bool(f.get("generic"))),
              "first_path": (f.get("evidence") or [{}])[0].get("path"),
              "first_line": (f.get("evidence") or [{}])[0].get("line")}
-            for f, parent in flat)
-        self.db["evidence"].insert_all(
+            for f, parent in flat))
+        self._insert("evidence", (
             {"run_id": run_id, "cause_id": f["id"], "path": e.get("path"), "line": e.get("line"), "text": e.get("text"),
              "before": json.dumps(e.get("before") or [], ensure_ascii=False),
              "after": json.dumps(e.get("after") or [], ensure_ascii=False),
              "captures": json.dumps(e.get("captures") or {}, ensure_ascii=False)}
-            for f, _ in flat for e in f.get("evidence") or [])
-        self.db["unexplained"].insert_all(
+            for f, _ in flat for e in f.get("evidence") or []))
+        self._insert("unexplained", (
             {"run_id": run_id, "fingerprint": u.get("fingerprint"), "normalised": normalise(u.get("text") or ""),
              "path": u.get("path"), "line": u.get("line"), "text": u.get("text"), "count": u.get("count"),
              "advice": u.get("advice"), "message_id": u.get("message_id")}
-            for u in doc.get("unexplained") or [])
-        self.db["metrics"].insert_all(
+            for u in doc.get("unexplained") or []))
+        self._insert("metrics", (
             {"run_id": run_id, **{k: m.get(k) for k in METRIC_COLUMNS}}
-            for m in doc.get("metrics") or [] if isinstance(m, Mapping))
+            for m in doc.get("metrics") or [] if isinstance(m, Mapping)))
 
     # -- reading --------------------------------------------------------------------------------------
 
@@ -994,9 +1037,8 @@ class Store:
         """Make the `causes` and `signatures` tables (and the causes' FTS index) mirror `packs`, keeping
         the causes stored findings refer to; False when they already did."""
         def current() -> str | None:
-            for row in self.db["meta"].rows_where("key = ?", ["causes_digest"]):
-                return str(row["value"])
-            return None
+            row = self.conn.execute("select value from meta where key = ?", ["causes_digest"]).fetchone()
+            return None if row is None else str(row[0])
 
         if self._read(current) == packs.digest:
             return False
@@ -1031,7 +1073,7 @@ class Store:
         `ftsquery.search_causes`: any text is a valid query)."""
         from .ftsquery import search_causes
 
-        return self._read(lambda: search_causes(self.db.conn, query, limit))
+        return self._read(lambda: search_causes(self.conn, query, limit))
 
     # -- re-triage ------------------------------------------------------------------------------------
 
@@ -1211,16 +1253,12 @@ def open_store(path: str | Path | None = None, *, create: bool = True, default: 
         else:
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(Path(path).expanduser()), timeout=BUSY_TIMEOUT_S)
-        from sqlite_utils import Database
-
-        # No sqlite-utils plugins: loading them scans every installed distribution's entry points (about
-        # 28 ms, a tenth of a short scan's start-up) for hooks the store does not use.
-        db = Database(conn, execute_plugins=False)
+        conn.execute("PRAGMA recursive_triggers=on")  # as sqlite-utils sets it: an FTS upsert's triggers fire
     except OSError as exc:
         raise StoreError(f"cannot create the folder for the run database: {exc.strerror}", where=where) from None
     except sqlite3.Error as exc:
         raise _store_error(exc, where) from None
-    store = Store(db, where)
+    store = Store(conn, where)
     try:
         if path is not None:
             _set_wal(store)
@@ -1236,10 +1274,10 @@ def _set_wal(store: Store) -> None:
     deadline = time.monotonic() + RETRY_BUDGET_S
     while True:
         try:
-            mode = store.db.conn.execute("PRAGMA journal_mode").fetchone()[0]
+            mode = store.conn.execute("PRAGMA journal_mode").fetchone()[0]
             if mode != "wal":
-                store.db.conn.execute("PRAGMA journal_mode=WAL")
-            store.db.conn.execute("PRAGMA synchronous=NORMAL")
+                store.conn.execute("PRAGMA journal_mode=WAL")
+            store.conn.execute("PRAGMA synchronous=NORMAL")
             return
         except sqlite3.OperationalError as exc:
             if _is_locked(exc) and time.monotonic() < deadline:

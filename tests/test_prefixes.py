@@ -1,0 +1,71 @@
+"""Lines a CI runner or BuildKit prefixed: a signature anchored at the tool's line start still matches them, and a
+tool's own time stamp is left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from triage import load_packs
+from triage.prefixes import without_prefix
+from triage.scan import scan_text
+
+PREFIXES = [
+    "2024-05-01T12:34:56.1234567Z ",  # GitHub Actions, Azure Pipelines
+    "2024-05-01T12:34:56.123456Z 00O ",  # GitLab, timestamped job log
+    "2024-05-01T12:34:56.123456Z 01E+ ",
+    "[2024-05-01T12:34:56.789Z] ",  # Jenkins Timestamper
+    "2024-05-01T12:34:56+02:00 ",
+    "#12 345.6 ",  # Docker BuildKit, plain progress
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_prefix_is_removed(prefix: str) -> None:
+    assert without_prefix(prefix + "ERROR: [HLS 200-70] x") == "ERROR: [HLS 200-70] x"
+
+
+@pytest.mark.parametrize("line", [
+    "[2024-05-01 12:34:56.789] [1234] [HailoRT] [error] CHECK failed",  # HailoRT's own stamp
+    "12:07:32 ERROR : (XSDB Server)ERROR: [Hsi 55-1594] Core emacps",  # the SDK's own stamp
+    "2024-05-01 12:34:56,123 - hailo_sdk_client - ERROR",  # Python logging
+    "2024-05-01T12:34:56.1234567ZERROR: no separator",
+    "#12 DONE 0.5s",  # BuildKit's step status, not a relayed line
+    "",
+])
+def test_other_lines_are_untouched(line: str) -> None:
+    assert without_prefix(line) is line
+
+
+def _anchored_examples() -> list[tuple[str, str]]:
+    packs = load_packs()
+    return [(cause.id, example) for cause in packs.causes.values() for sig in cause.signatures if sig.pattern.startswith("^")
+            for example in cause.examples if sig.match(example) is not None]
+
+
+ANCHORED = _anchored_examples()
+
+
+def test_packs_have_anchored_signatures() -> None:
+    assert len(ANCHORED) >= 50  # the case this is for
+
+
+@pytest.mark.parametrize("prefix", [PREFIXES[0], PREFIXES[-1]])
+def test_anchored_signatures_match_prefixed_lines(prefix: str) -> None:
+    packs = load_packs()
+    by_id = packs.causes
+    missed = []
+    for cause_id, example in ANCHORED:
+        plain = {tuple(sorted(caps.items())) for s in by_id[cause_id].signatures if (caps := s.match(example))}
+        shipped = {tuple(sorted(caps.items())) for s in by_id[cause_id].signatures
+                   if (caps := s.match(prefix + example))}
+        if shipped != plain:
+            missed.append((cause_id, example))
+    assert not missed
+
+
+def test_scan_of_a_prefixed_log_finds_the_cause_and_keeps_the_line() -> None:
+    packs = load_packs()
+    line = "2024-05-01T12:34:56.1234567Z ERROR: oe_runmake failed"
+    result = scan_text(line + "\n", packs)
+    assert [f.id for f in result.findings] == ["vitis/bitbake-task-failed"]
+    assert result.findings[0].evidence[0].text == line  # the evidence is the line as the log has it
