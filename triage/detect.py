@@ -97,6 +97,8 @@ RULES: tuple[Rule, ...] = (
     Rule(r"\*{5} VIVADO SYNTHESIS COMPLETED IN", tool="hls4ml", phase="synth", done=True),
     # FINN
     Rule(r"finn\.(?:builder|transformation)", tool="finn", banner=True),
+    # v++ (-c and -l) prints this only when its run succeeded; a failed one ends with `ERROR: [v++ 60-...]`
+    Rule(r"\[v\+\+ 60-1307\] Run completed\.", phase="compile", done=True),
 )
 
 
