@@ -204,6 +204,8 @@ class Bench:
             "triage --help": [self.python, "-m", "triage", "--help"],
             "triage scan, 10-line log, --format json": self.triage_cmd([small]),
             "triage scan, 10-line log (text)": [self.python, "-m", "triage", "scan", "--no-store", str(small)],
+            "triage scan, 10-line log, stored (default)": [self.python, "-m", "triage", "scan", "--format", "json",
+                                                           "--db", str(self.work / "startup.db"), str(small)],
             "triage explain <a known line>": [self.python, "-m", "triage", "explain",
                                                "[error] Mapping Failed (allocation time: 1m 44s)"],
             "triage explain <an unknown line>": [self.python, "-m", "triage", "explain",

@@ -29,6 +29,7 @@ def commands(small: Path) -> dict[str, list[str] | None]:
         "python -c pass": None,
         "triage --help": ["--help"],
         "scan, 10-line log, --format json": ["scan", "--no-store", "--format", "json", str(small)],
+        "scan, 10-line log, stored (default)": ["scan", "--format", "json", str(small)],
         "scan, 10-line log (text)": ["scan", "--no-store", str(small)],
         "explain <a known line>": ["explain", KNOWN],
         "explain <an unknown line>": ["explain", UNKNOWN],
@@ -67,7 +68,7 @@ def main() -> None:
         cmds = commands(small)
         for matcher in ("python", "hyperscan"):
             envs = {name: {**base, "TRIAGE_MATCHER": matcher, "TRIAGE_CACHE_DIR": str(work / f"cache-{name}"),
-                           "TRIAGE_DB": str(work / "unused.db")} for name in roots}
+                           "TRIAGE_DB": str(work / f"runs-{name}-{matcher}.db")} for name in roots}
             for name, root in roots.items():  # fill the caches
                 for cmd in cmds.values():
                     cpu_of(args.python, root, cmd, envs[name])
