@@ -717,6 +717,7 @@ def load_packs(extra: Iterable[str | Path] = (), builtin: bool = True, cache: bo
     active = {k: c for k, c in causes.items() if c.status != "removed"}
     packs = PackSet(causes=active, files=files, digest=key, checked=not trusted)
     if cache:
+        packs.by_message  # noqa: B018 - built once and cached with the set: a scan with an error line reads it
         disk.store("packs", key, code, packs)
     return packs
 

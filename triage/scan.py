@@ -13,7 +13,7 @@ import sys
 from time import perf_counter, thread_time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import regex
 
@@ -67,8 +67,9 @@ RawSink = Callable[[Source, bytes], None]  # receives every byte read, unchanged
 OnFinding = Callable[[Cause, Evidence], None]
 
 
-@dataclass
-class _Target:
+class _Target(NamedTuple):
+    """What one gate literal feeds (a tuple: a pack set has thousands, made on every start)."""
+
     signature: Signature | None = None
     rule: CompiledRule | None = None
     error_like: bool = False
