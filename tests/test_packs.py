@@ -90,6 +90,10 @@ def test_seed_cause_is_version_aware() -> None:
     (r"error: ['`]Resource' is", ["error: 'Resource' is", "error: `Resource' is"]),
     (r"Stop(?:ped)? at [a-z]+", ["Stop"]),  # an optional part guarantees nothing
     (r"x(?:a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q)yyyyy", ["yyyyy"]),  # past 16 strings a set stops growing
+    # alternatives that share only a short leading run: each one's own best literal, together
+    (r"\[(?:(?:XFORM|v\+\+)(?: 203)?-542\] Cannot flatten a loop nest|(?:HLS|v\+\+) 200-960\] Cannot flatten loop)",
+     ["-542] Cannot flatten a loop nest", "HLS 200-960] Cannot flatten loop", "v++ 200-960] Cannot flatten loop"]),
+    (r"x(?:a\d+ long phrase here|b)", ["xa", "xb"]),  # a union is chosen only when its shortest member is longer
 ])
 def test_literal_set(pattern: str, literals: list[str]) -> None:
     assert literal_set(pattern) == literals

@@ -55,6 +55,8 @@ def _required_sets(items: list[tuple[Any, Any]]) -> Any:
             inner = _required_body(op, arg)
             if inner is not None:  # a required group's own runs are required too
                 yield from _required_sets(inner)
+            if op is sre_c.BRANCH:
+                yield _branch_union(arg)
             continue
         strings, complete = piece
         joined = _concat(run, strings)
@@ -71,7 +73,22 @@ def _required_sets(items: list[tuple[Any, Any]]) -> Any:
                 inner = _required_body(op, arg)
                 if inner is not None:
                     yield from _required_sets(inner)
+                if op is sre_c.BRANCH:
+                    yield _branch_union(arg)
     yield run
+
+
+def _branch_union(arg: Any) -> list[str]:
+    """The best set of each alternative, together: a match goes through one alternative, so it contains a
+    member of that one's set. Finds `-542] Cannot flatten a loop nest` where the alternatives only share a
+    short leading run (`[XFORM`, `[v++`). Empty (never chosen) when an alternative has no set."""
+    out: list[str] = []
+    for alternative in arg[1]:
+        best = _best_set(alternative)
+        if best is None:
+            return []
+        out.extend(s for s in best if s not in out)
+    return out if len(out) <= MAX_SET else []
 
 
 
