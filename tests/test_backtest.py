@@ -88,12 +88,12 @@ def test_against_db_reports_a_cause_it_would_hide(history, packs, tmp_path: Path
         "  - id: site/xsim-lift-testbench-crash\n    title: The lift testbench crashes the simulator\n    severity: error\n"
         "    cause: Our lift controller testbench forces a signal the simulator kernel cannot handle.\n"
         "    workaround: Drive the floor input from the testbench instead of add_force.\n"
-        "    explains: [vivado/xsim-runtime-fatal]\n"
+        "    explains: [vivado/xsim-kernel-fatal-error]\n"
         "    signatures:\n      - regex: 'ERROR: unknown error occurred'\n"
         "        match: ['ERROR: unknown error occurred']\n", encoding="utf-8")
     candidate = load_packs([mine])
     bt = backtest(store, candidate, ["site/xsim-lift-testbench-crash"], now=NOW)
     assert {c.run_id for c in bt.hiding} == {ids["xsim-5d"], ids["xsim-40d"]}
-    assert all(c.hidden == ["vivado/xsim-runtime-fatal"] for c in bt.hiding)
+    assert all(c.hidden == ["vivado/xsim-kernel-fatal-error"] for c in bt.hiding)
     assert bt.hits("site/xsim-lift-testbench-crash", 90, "failed") == 2
-    assert bt.changed_causes() == ["site/xsim-lift-testbench-crash", "vivado/xsim-runtime-fatal"]
+    assert bt.changed_causes() == ["site/xsim-lift-testbench-crash", "vivado/xsim-kernel-fatal-error"]
