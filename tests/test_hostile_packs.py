@@ -199,8 +199,9 @@ def test_a_signature_slow_on_every_line_but_under_its_bound_is_dropped(tmp_path:
     )
     log = tmp_path / "crafted.log"
     crafted = 400
-    # tens of ms a line; each line differs (an identical line is answered from the scan's memo, not re-run)
-    log.write_text("".join(f"STEADY {'x' * 12} {n}\n" for n in range(crafted)) + REAL_LINE + "\n")
+    # tens of ms a line (14 x: about 4 times SLOW_CALL_S, so a fast machine still charges every call; 12 was
+    # barely above it); each line differs (an identical line is answered from the scan's memo, not re-run)
+    log.write_text("".join(f"STEADY {'x' * 14} {n}\n" for n in range(crafted)) + REAL_LINE + "\n")
     packs = load_packs(extra=[pack.parent])
     warnings: list[str] = []
     result = scan_paths([str(log)], packs, warn=warnings.append)
