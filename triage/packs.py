@@ -313,8 +313,17 @@ def _pack_loader() -> Any:
     """The YAML loader that records each mapping's line (made on first use: YAML is only read on a cache miss)."""
     global _LOADER  # noqa: PLW0603 - built once per process
     if _LOADER is None:
+        import yaml  # noqa: PLC0415
+
         class PackLoader(_yaml_base()):  # type: ignore[misc]
             def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+                seen: set[Any] = set()
+                for key_node, _ in node.value:  # YAML keeps the last of two equal keys: an example list lost unseen
+                    key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+                    if key is not None and key in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"duplicate key '{key}' in one mapping", key_node.start_mark)
+                    seen.add(key)
                 mapping = super().construct_mapping(node, deep=True)
                 mapping["__line__"] = node.start_mark.line + 1
                 return mapping
@@ -348,8 +357,10 @@ def _read_yaml(path: Path) -> Any:
             raise PackError("YAML nested too deeply", where=str(path)) from None
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise PackError(f"invalid YAML: {getattr(exc, 'problem', exc)}", where=where,
-                        hint="check indentation and quoting; regexes are safest in single quotes") from None
+        problem = str(getattr(exc, "problem", exc))
+        hint = ("write each key once: merge the two lists (YAML would keep only the last)" if "duplicate key" in problem
+                else "check indentation and quoting; regexes are safest in single quotes")
+        raise PackError(f"invalid YAML: {problem}", where=where, hint=hint) from None
     except RecursionError:
         raise PackError("YAML nested too deeply", where=str(path)) from None
     finally:
