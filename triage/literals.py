@@ -52,11 +52,7 @@ def _required_sets(items: list[tuple[Any, Any]]) -> Any:
         if piece is None:
             yield run
             run = [""]
-            inner = _required_body(op, arg)
-            if inner is not None:  # a required group's own runs are required too
-                yield from _required_sets(inner)
-            if op is sre_c.BRANCH:
-                yield _branch_union(arg)
+            yield from _inside(op, arg)
             continue
         strings, complete = piece
         joined = _concat(run, strings)
@@ -70,12 +66,18 @@ def _required_sets(items: list[tuple[Any, Any]]) -> Any:
             if op in _REPEATS:  # `ab+c` contains `ab` and also `bc`: the last copy touches what follows
                 run = _body_strings(arg) or [""]
             else:
-                inner = _required_body(op, arg)
-                if inner is not None:
-                    yield from _required_sets(inner)
-                if op is sre_c.BRANCH:
-                    yield _branch_union(arg)
+                yield from _inside(op, arg)
     yield run
+
+
+def _inside(op: Any, arg: Any) -> Any:
+    """What an item that ends a run still guarantees: a required group's own runs, and for an alternation the
+    union of its alternatives' own sets."""
+    inner = _required_body(op, arg)
+    if inner is not None:
+        yield from _required_sets(inner)
+    if op is sre_c.BRANCH:
+        yield _branch_union(arg)
 
 
 def _branch_union(arg: Any) -> list[str]:
@@ -89,7 +91,6 @@ def _branch_union(arg: Any) -> list[str]:
             return []
         out.extend(s for s in best if s not in out)
     return out if len(out) <= MAX_SET else []
-
 
 
 def _required_body(op: Any, arg: Any) -> list[tuple[Any, Any]] | None:
