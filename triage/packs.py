@@ -455,6 +455,11 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
         literal = literals[0]
     elif not isinstance(literal, str) or len(literal) < MIN_LITERAL:
         chk.fail(f"literal must be text of at least {MIN_LITERAL} characters", line, cause_id)
+    for lit in literals or [literal]:
+        if len(set(lit)) == 1:  # a banner of `=` would hand the gate a match at every byte of every rule line
+            chk.fail(f"literal {lit!r} is one character repeated", line, cause_id,
+                     hint="every separator line contains it; key the literal on the text beside it, "
+                          "e.g. `] ====` for a message id glued to a banner")
     where: dict[str, Condition] = {}
     for name, spec in (raw.get("where") or {}).items():
         if name == "__line__":
