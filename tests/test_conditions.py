@@ -126,3 +126,19 @@ def test_flow_log_trace_closes_the_phase_it_completed(packs) -> None:
     assert "triage/log-incomplete" not in [f.id for f in result.findings]
     failed = "Execute   csynth_design \nCommand   csynth_design done; error code: 2; 10.032 sec.\n"
     assert scan_text(done.read_text() + failed, packs).run.status != "passed"
+
+
+def test_vivado_simulator_logs_name_their_release_and_a_built_snapshot_passes(packs) -> None:
+    """xelab prints `Built simulation snapshot` only when elaboration succeeded; xsim's own log has no line that
+    says a simulation passed; and inside an HLS co-simulation the simulator's lines neither end the HLS run nor
+    name its tool."""
+    elab = scan_paths([str(PUBLIC / "vivado/1464-Datamancer-xelab-2019.2-clean.log")], packs).run
+    assert (elab.tool, elab.tool_version, elab.phase, elab.status) == ("vivado", "2019.2", "elaborate", "passed")
+    sim = scan_paths([str(PUBLIC / "vivado/934-spimtib-xsim-simulate-clean.log")], packs).run
+    assert (sim.phase, sim.status) == ("simulate", "unknown")
+    cosim = (PUBLIC / "hls/013-Ahrfry-vasado-example.log").read_text().splitlines(keepends=True)
+    cut = "".join(cosim[: next(i for i, ln in enumerate(cosim) if ln.startswith("Built simulation snapshot")) + 1])
+    run = scan_text(cut, packs).run
+    assert run.tool == "vivado_hls" and run.status != "passed"
+    hosted = scan_paths([str(PUBLIC / "hls/094-Imam-f-RL-SOC-Tutorial-Vitis-VecDotProduct.log")], packs).run
+    assert hosted.tool == "vitis_hls" and hosted.phase == "cosim"

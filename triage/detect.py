@@ -25,6 +25,9 @@ class Rule:
     done: bool = False
     banner: bool = False  # a banner names the run's main tool (the first banner wins)
     exit: bool = False  # the tool exited normally: the run ended (errors, if any, are findings of their own)
+    nested: bool = False  # a step other flows run inside a phase of their own (xelab in an HLS cosim): the
+    #                       line counts only where no other phase is open and no such flow was seen
+    host: bool = False  # a line only such a flow prints (an HLS co-simulation's own messages)
 
 
 RULES: tuple[Rule, ...] = (
@@ -90,6 +93,12 @@ RULES: tuple[Rule, ...] = (
     Rule(r"Command: opt_design|Command: place_design|Command: route_design", tool="vivado", phase="impl"),
     Rule(r"(?:route|place)_design completed successfully", tool="vivado", phase="impl", done=True),
     Rule(r"write_bitstream completed successfully", tool="vivado", phase="impl", done=True),
+    # the Vivado simulator: xelab prints the snapshot line only when elaboration succeeded; a simulation that
+    # starts after it reopens the run (no line says a simulation passed: its verdict is the test bench's)
+    Rule(r"\[(?:COSIM|SIM)[- ]\d", host=True),
+    Rule(r"^Vivado Simulator v?(?P<version>\d{4}\.\d)", tool="vivado", nested=True),
+    Rule(r"^Built simulation snapshot \S", tool="vivado", phase="elaborate", done=True, nested=True),
+    Rule(r"^Time resolution is \d+ ?[munpf]?s\b", tool="vivado", phase="simulate", nested=True),
     # hls4ml itself
     Rule(r"Interpreting (?:Sequential|Model)|Creating HLS model|Writing HLS project", tool="hls4ml", phase="convert", banner=True),
     Rule(r"\*{5} C/RTL SYNTHESIS COMPLETED IN", tool="hls4ml", phase="csynth", done=True),
@@ -102,6 +111,11 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+HOSTING_TOOLS = ("vivado_hls", "vitis_hls", "hls4ml", "finn")
+# Phases a normal exit does not end well: a simulation's verdict is its test bench's, which no tool line states
+VERDICTLESS_PHASES = frozenset({"simulate"})
+
+
 @dataclass
 class CompiledRule:
     rule: Rule
@@ -111,7 +125,7 @@ class CompiledRule:
     @property
     def passive(self) -> bool:
         """Only names a tool, a version or a part: once those are known the rule has nothing to add."""
-        return not (self.rule.phase or self.rule.exit or self.rule.banner)
+        return not (self.rule.phase or self.rule.exit or self.rule.banner or self.rule.host)
 
 
 def compile_rules() -> list[CompiledRule]:
@@ -138,6 +152,7 @@ class Detection:
     phases_seen: set[str] = field(default_factory=set)
     last_done_phase: str | None = None
     ended: bool = False
+    hosted: bool = False  # a flow that runs the simulator inside its own phase printed a line of its own
 
     def saturated(self, rule: CompiledRule) -> bool:
         """True when a passive rule cannot change what is known (saves a regex on frequent lines)."""
@@ -148,6 +163,10 @@ class Detection:
                 and (tool is None or self.tools.get(tool, 0) >= 20))
 
     def feed(self, rule: Rule, groups: dict[str, str]) -> None:
+        if rule.host:
+            self.hosted = True
+        if rule.nested and self._hosted():
+            return
         if rule.tool:
             self.tools[rule.tool] = self.tools.get(rule.tool, 0) + 1
             if rule.banner and self.banner_tool is None:
@@ -156,7 +175,7 @@ class Detection:
             self.versions.setdefault(rule.tool or "", groups["version"])
         if groups.get("part") and self.part is None:
             self.part = groups["part"]
-        if rule.exit:
+        if rule.exit and self.phase not in VERDICTLESS_PHASES:
             self.ended = True
         if rule.phase:
             self.phase = rule.phase
@@ -165,6 +184,12 @@ class Detection:
             if rule.done:
                 self.phases_done.add(rule.phase)
                 self.last_done_phase = rule.phase
+
+    def _hosted(self) -> bool:
+        """A phase is open, or a tool that runs the simulator inside its own flow was seen (an HLS cosim's
+        xelab and xsim: their snapshot line does not end an HLS run that stops before its verdict)."""
+        return self.hosted or (self.phase is not None and not self.ended) or \
+            any(t in self.tools for t in HOSTING_TOOLS)
 
     @property
     def tool(self) -> str:

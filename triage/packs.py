@@ -34,7 +34,7 @@ ID_RE = lazy(std_re.compile, r"^[a-z0-9_]+/[a-z0-9][a-z0-9_.-]*$")
 TOOLS = ("dfc", "hailort", "vivado_hls", "vitis_hls", "hls", "vivado", "hls4ml", "finn", "any")
 PHASES = (
     "parse", "optimize", "compile", "runtime", "env", "csim", "csynth", "cosim", "export",
-    "synth", "impl", "convert", "report", "config", "build",
+    "synth", "impl", "convert", "report", "config", "build", "elaborate", "simulate",
 )
 STATUSES = ("stable", "deprecated", "removed")
 PLACEHOLDER = "TODO"  # what `triage kb draft` leaves where a person must write: a pack that still has one does not load

@@ -673,6 +673,7 @@ def _merge_detection(total: Detection, part: Detection) -> None:
         total.ended = True
     total.phases_done |= part.phases_done
     total.phases_seen |= part.phases_seen
+    total.hosted = total.hosted or part.hosted
 
 
 def _last_line(r: SourceResult) -> Evidence:
