@@ -142,3 +142,18 @@ def test_vivado_simulator_logs_name_their_release_and_a_built_snapshot_passes(pa
     assert run.tool == "vivado_hls" and run.status != "passed"
     hosted = scan_paths([str(PUBLIC / "hls/094-Imam-f-RL-SOC-Tutorial-Vitis-VecDotProduct.log")], packs).run
     assert hosted.tool == "vitis_hls" and hosted.phase == "cosim"
+
+
+def test_hailortcli_result_block_ends_a_benchmark(packs) -> None:
+    """`hailortcli benchmark` prints its Summary (and `run` its `> Inference result:`) only when every
+    measurement ran: a real one passes, the same output cut before it does not, and the cut one is reported
+    as stopping mid-benchmark."""
+    path = PUBLIC / "hailort/298-bedrock-r8000-benchmark-overcurrent-dvm.log"
+    run = scan_paths([str(path)], packs).run
+    assert (run.tool, run.phase, run.status) == ("hailort", "benchmark", "passed")
+    lines = path.read_text().splitlines(keepends=True)
+    cut = scan_text("".join(lines[:4]), packs)
+    assert cut.run.status == "unknown"
+    assert "triage/log-incomplete" in [f.id for f in cut.findings]
+    ran = scan_paths([str(PUBLIC / "hailort/085-happs91-hailortcli-run-clean.log")], packs).run
+    assert ran.status == "passed"

@@ -51,6 +51,9 @@ RULES: tuple[Rule, ...] = (
     Rule(r"\[HailoRT\] .*firmware_version is: (?P<version>\d+\.\d+\.\d+)", tool="hailort"),
     Rule(r"hailo: Init module\. driver version (?P<version>\d+\.\d+\.\d+)", tool="hailort"),
     Rule(r"HailoRT-CLI version (?P<version>\d+\.\d+\.\d+)", tool="hailort"),
+    # `hailortcli run` and `hailortcli benchmark` print their result block only when every measurement ran
+    Rule(r"^Running streaming inference \(|^Starting Measurements\.\.\.", tool="hailort", phase="benchmark"),
+    Rule(r"^> Inference result:|^FPS\s+\(hw_only\)\s+=", tool="hailort", phase="benchmark", done=True),
     # AMD/Xilinx HLS
     Rule(r"\*{6} Vivado\(TM\) HLS - High-Level Synthesis[^\n]* v(?P<version>\d{4}\.\d)", tool="vivado_hls", banner=True),
     Rule(r"\*{6} Vitis HLS - High-Level Synthesis[^\n]* v(?P<version>\d{4}\.\d)", tool="vitis_hls", banner=True),

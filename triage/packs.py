@@ -35,6 +35,7 @@ TOOLS = ("dfc", "hailort", "vivado_hls", "vitis_hls", "hls", "vivado", "hls4ml",
 PHASES = (
     "parse", "optimize", "compile", "runtime", "env", "csim", "csynth", "cosim", "export",
     "synth", "impl", "convert", "report", "config", "build", "elaborate", "simulate",
+    "benchmark",
 )
 STATUSES = ("stable", "deprecated", "removed")
 PLACEHOLDER = "TODO"  # what `triage kb draft` leaves where a person must write: a pack that still has one does not load
