@@ -157,3 +157,12 @@ def test_hailortcli_result_block_ends_a_benchmark(packs) -> None:
     assert "triage/log-incomplete" in [f.id for f in cut.findings]
     ran = scan_paths([str(PUBLIC / "hailort/085-happs91-hailortcli-run-clean.log")], packs).run
     assert ran.status == "passed"
+
+
+def test_vpp_compile_passes_when_it_made_its_xo_and_a_later_link_reopens_the_run(packs) -> None:
+    compile_log = PUBLIC / "vitis/208-nmavuso-ese5320_final_project-vpp-compile-clean.log"
+    assert scan_paths([str(compile_log)], packs).run.status == "passed"
+    link = (PUBLIC / "vitis/036-greywolf37-FPGA_accelerated_CNN-clean-vpp-link-sw-emu-aws.log").read_text()
+    started = "".join(link.splitlines(keepends=True)[:13])  # up to the link's own build summary line
+    assert "60-1548" in started.splitlines()[-1]
+    assert scan_text(compile_log.read_text() + started, packs).run.status != "passed"

@@ -111,6 +111,11 @@ RULES: tuple[Rule, ...] = (
     Rule(r"finn\.(?:builder|transformation)", tool="finn", banner=True),
     # v++ (-c and -l) prints this only when its run succeeded; a failed one ends with `ERROR: [v++ 60-...]`
     Rule(r"\[v\+\+ 60-1307\] Run completed\.", phase="compile", done=True),
+    # ... and a compile (`-c`) or package (`-p`) step these, its last result, only when it made its output;
+    # every v++ run opens its build summary first, so a link after a compile reopens the run
+    Rule(r"\[v\+\+ 60-1548\] Creating build summary session", phase="compile"),
+    Rule(r"\[v\+\+ 60-586\] Created \S+\.xo\b|\[v\+\+ 60-2460\] Successfully copied a temporary xclbin",
+         phase="compile", done=True),
 )
 
 
