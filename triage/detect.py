@@ -133,7 +133,7 @@ class CompiledRule:
     @property
     def passive(self) -> bool:
         """Only names a tool, a version or a part: once those are known the rule has nothing to add."""
-        return not (self.rule.phase or self.rule.exit or self.rule.banner or self.rule.host)
+        return not (self.rule.phase or self.rule.exit or self.rule.banner)
 
 
 def compile_rules() -> list[CompiledRule]:
@@ -168,12 +168,13 @@ class Detection:
         tool = rule.rule.tool
         return (("version" not in groups or (tool or "") in self.versions)
                 and ("part" not in groups or self.part is not None)
-                and (tool is None or self.tools.get(tool, 0) >= 20))
+                and (tool is None or self.tools.get(tool, 0) >= 20)
+                and (not rule.rule.host or self.hosted))
 
     def feed(self, rule: Rule, groups: dict[str, str]) -> None:
         if rule.host:
             self.hosted = True
-        if rule.nested and self._hosted():
+        if rule.nested and self._inside_host_flow():
             return
         if rule.tool:
             self.tools[rule.tool] = self.tools.get(rule.tool, 0) + 1
@@ -193,7 +194,7 @@ class Detection:
                 self.phases_done.add(rule.phase)
                 self.last_done_phase = rule.phase
 
-    def _hosted(self) -> bool:
+    def _inside_host_flow(self) -> bool:
         """A phase is open, or a tool that runs the simulator inside its own flow was seen (an HLS cosim's
         xelab and xsim: their snapshot line does not end an HLS run that stops before its verdict)."""
         return self.hosted or (self.phase is not None and not self.ended) or \

@@ -456,7 +456,8 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
         literal = literals[0]
     elif not isinstance(literal, str) or len(literal) < MIN_LITERAL:
         chk.fail(f"literal must be text of at least {MIN_LITERAL} characters", line, cause_id)
-    for lit in literals or [literal]:
+    gated = tuple(literals or [literal])
+    for lit in gated:
         if len(set(lit)) == 1:  # a banner of `=` would hand the gate a match at every byte of every rule line
             chk.fail(f"literal {lit!r} is one character repeated", line, cause_id,
                      hint="every separator line contains it; key the literal on the text beside it, "
@@ -471,7 +472,7 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
         if compiled is not None and name not in compiled.groupindex:
             chk.fail(f"condition on '{name}', which the regex does not capture", line, cause_id)
         where[name] = Condition(m.group(1), float(m.group(2)))
-    sig = Signature(cause_id, index, pattern, literal, ignore_case, where, tuple(literals or [literal]),
+    sig = Signature(cause_id, index, pattern, literal, ignore_case, where, gated,
                     source=f"{chk.path.name}:{line}", _compiled=compiled)
     if check:
         _check_examples(chk, raw, sig, line)
