@@ -158,6 +158,26 @@ def test_binary_data_through_the_cli(tmp_path: Path) -> None:
     assert doc["run"]["inputs"][0]["bytes"] == log.stat().st_size
 
 
+def test_binary_input_is_named_as_such(packs, tmp_path: Path) -> None:
+    """A HEF or ELF passed by mistake gets a warning, so its empty result does not read as a clean run."""
+    rng = random.Random(7)
+    elf = b"\x7fELF\x02\x01\x01" + bytes(rng.choice([0, 0, 0, 1, 2, 3, 64, 65, 200]) for _ in range(9000))
+    log = tmp_path / "model.hef"
+    log.write_bytes(elf)
+    _, warnings = scan(log, packs)
+    assert [w for w in warnings if "binary data, not a text log" in w], warnings
+    proc = cli("scan", "--no-store", str(log))
+    assert proc.returncode == 0 and b"binary data, not a text log" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_nul_filled_start_of_a_real_log_is_still_text(packs) -> None:
+    """This vivado.log starts with 300 NUL bytes (the stretch a crash leaves in a file being written)."""
+    real = ROOT / "fixtures/public/vivado/179-ATaylorCEngFIET-Hackster-ex-bd-segment-excluded.log"
+    assert real.read_bytes().startswith(b"\x00" * 64)
+    _, warnings = scan(real, packs)
+    assert not [w for w in warnings if "binary" in w], warnings
+
+
 def test_ten_megabyte_line_is_capped_and_numbering_continues(packs, tmp_path: Path) -> None:
     log = tmp_path / "long.log"
     with log.open("wb") as fh:

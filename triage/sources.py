@@ -269,6 +269,26 @@ def clean_text(chunk: bytes) -> str:
     return decode(clean_bytes(chunk))
 
 
+BINARY_SNIFF = 8192  # bytes of an input's start looked at to tell binary data from a log
+_CONTROLS = bytes(sorted(set(range(1, 32)) - {9, 10, 12, 13, 27})) + b"\x7f"  # not tab, LF, FF, CR, ESC
+
+
+def binary_note(head: bytes) -> str | None:
+    """Why `head` (an input's first bytes) looks like binary data rather than a log, else None.
+
+    A HEF, bitstream, ELF or model file passed by mistake is scanned anyway (it is what the user named), but
+    saying so keeps its empty result from reading as a clean run. Text has almost no control bytes besides
+    tab, line ends and ANSI escapes. NUL bytes are left out of the count: a log written when the machine
+    crashed can start or end with a stretch of them and is still text.
+    """
+    rest = head[:BINARY_SNIFF].replace(b"\x00", b"")
+    controls = len(rest) - len(rest.translate(None, _CONTROLS))
+    if len(rest) >= 64 and controls * 16 > len(rest):
+        return (f"binary data, not a text log ({controls} of its first {len(rest)} bytes besides NULs are "
+                "control bytes); scanned as text")
+    return None
+
+
 def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None], display: str,
                 block_bytes: int = BLOCK_BYTES, raw_sink: Callable[[bytes], None] | None = None,
                 first_line: int = 1, view: Callable[[bytes], bytes] | None = None) -> Iterator[Block]:
@@ -277,6 +297,7 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
     pending = b""
     skipping = False  # inside the unmatched tail of an over-long line
     line_no = first_line
+    sniffed = False
     while True:
         try:
             # read1: return what a pipe has now, so findings appear while the build still runs
@@ -316,6 +337,11 @@ def read_blocks(stream: BinaryIO, stats: ReadStats, warn: Callable[[str], None],
             else:
                 chunk, pending = buffer[:cut + 1], buffer[cut + 1:]
         if chunk:
+            if not sniffed and (len(chunk) >= 64 or eof):  # a pipe's first read can be one short line
+                sniffed = True
+                note = binary_note(chunk)
+                if note:
+                    warn(f"{display}: {note}")
             data = clean_bytes(chunk if view is None else view(chunk))
             if not data.endswith(b"\n"):
                 data += b"\n"
