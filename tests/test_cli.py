@@ -198,6 +198,18 @@ def test_usage_errors_are_one_line_errors_in_the_house_style(tmp_path: Path, arg
     assert "Usage:" not in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("args, stdin, first", [
+    (["explain", "  "], b"", "error: nothing to explain: the text is empty"),
+    (["explain", "-"], b"\n\n", "error: nothing to explain: the text is empty"),
+    (["kb", "search", ""], b"", "error: nothing to search for: the query is empty"),
+], ids=["explain-blank", "explain-empty-stdin", "search-empty"])
+def test_nothing_to_explain_or_search_is_an_input_error(args: list[str], stdin: bytes, first: str) -> None:
+    """Not "no known cause matches" (exit 1), which would read as a real line nobody has explained."""
+    proc = triage(*args, stdin=stdin)
+    assert proc.returncode == 2 and proc.stderr.splitlines()[0] == first, proc.stderr
+    assert "Traceback" not in proc.stderr and not proc.stdout
+
+
 def test_runs_list_filters_that_match_nothing_say_so(tmp_path: Path) -> None:
     db = str(tmp_path / "r.db")
     run("scan", str(SEED), "--db", db)

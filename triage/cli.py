@@ -428,6 +428,8 @@ def kb_search(
     """Full-text search of the knowledge base, best match first."""
     from .kb import search_packs
 
+    if not query.strip():
+        raise TriageError("nothing to search for: the query is empty", hint="give words or a pasted message")
     rows = search_packs(packs or [], query, limit)  # the cached index of these packs, without loading them
     if as_json:
         _print_json([{k: r.get(k) for k in ("id", "severity", "tool", "title", "versions", "rank")} for r in rows])
@@ -470,6 +472,9 @@ def explain(
         if sys.stdin is None or sys.stdin.buffer.closed:
             raise TriageError("cannot read standard input: it is closed", hint="give the line as an argument")
         text = sys.stdin.buffer.read(1 << 20).decode("utf-8", "replace")  # a pasted line or several, not a log
+    if not text.strip():
+        raise TriageError("nothing to explain: the text is empty",
+                          hint="paste a log line in quotes, or pipe lines to `triage explain -`")
     result = explain_text(text, load_packs(packs or []))
     if as_json:
         _print_json(result.to_dict())
