@@ -405,6 +405,25 @@ def test_a_full_disk_leaves_the_previous_file_and_no_partial_one(tmp_path: Path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
 
 
+def test_written_files_get_the_permissions_a_redirect_would(tmp_path: Path) -> None:
+    """The temporary file is made 0600; a nightly page served by another user must still be readable."""
+    from triage import files
+
+    old = os.umask(0o027)
+    try:
+        files._umask.cache_clear()
+        fresh = files.write_text(tmp_path / "index.html", "<html></html>\n")
+        assert fresh.stat().st_mode & 0o777 == 0o640
+        kept = tmp_path / "report.json"
+        kept.write_text("{}")
+        kept.chmod(0o604)
+        files.write_text(kept, "{}\n")
+        assert kept.stat().st_mode & 0o777 == 0o604
+    finally:
+        os.umask(old)
+        files._umask.cache_clear()
+
+
 def test_unexplained_lines_past_the_cap_are_said_to_be_left_out(tmp_path: Path) -> None:
     from triage.scan import MAX_UNEXPLAINED
 

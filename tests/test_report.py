@@ -430,6 +430,22 @@ def test_markup_in_logs_labels_and_file_names_is_escaped(tmp_path, packs):  # ty
     store.close()
 
 
+def test_control_characters_in_labels_are_shown_as_escapes(tmp_path, packs):  # type: ignore[no-untyped-def]
+    """A terminal title sequence in a label reads on the page as `runs list` shows it, not as raw bytes."""
+    result, _ = plant(tmp_path, packs)
+    label = "nightly\x1b]0;pwned\x07\u202e"
+    store = open_store(tmp_path / "x.db")
+    rid = store.record_run(result, packs=packs, dimensions={"label": label}, duration_s=0.1,
+                           created=NOW - timedelta(hours=1)).run_id
+    pages = (render_run(build_run_context(store, rid, now=NOW)),
+             render_nightly(build_nightly_context(store, SINCE, NOW, now=NOW, packs=packs)))
+    for page in pages:
+        assert "\x1b" not in page and "\x07" not in page and "\u202e" not in page
+        assert "nightly\\x1b]0;pwned\\x07\\u202e" in page
+    assert text(find_all(dom(pages[1]), "td", "label-name")[0]) == "nightly\\x1b]0;pwned\\x07\\u202e"
+    store.close()
+
+
 # ---------------------------------------------------------------------------------------------------------
 # CLI (the lead registers these as top-level commands)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import tempfile
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ def open_text(path: str | os.PathLike[str], *, make_parents: bool = False) -> It
         if make_parents:
             target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+        os.fchmod(fd, _mode_for(target))  # mkstemp makes it 0600: a published report must stay readable
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             yield fh
         os.replace(tmp, target)
@@ -46,6 +48,22 @@ def open_text(path: str | os.PathLike[str], *, make_parents: bool = False) -> It
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def _mode_for(target: Path) -> int:
+    """The permissions `target` gets: those of the file it replaces, else what `open()` would give a new file
+    (0666 less the umask), as a plain shell redirect would."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+@functools.cache
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask sets it; it is put back at once (single-threaded here)
+    os.umask(mask)
+    return mask
 
 
 def check_writable(path: str | os.PathLike[str], *, make_parents: bool = False) -> None:

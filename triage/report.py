@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from . import __version__
+from .display import terminal_safe
 from .errors import StoreError, TriageError
 from .model import SEVERITY_RANK, Counts
 
@@ -47,8 +49,18 @@ def environment() -> Environment:
             loader=PackageLoader("triage", "templates"),
             autoescape=select_autoescape(["html", "svg"], default=True, default_for_string=True),
             undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+            finalize=_visible,
         )
     return _env
+
+
+def _visible(value: Any) -> Any:
+    """Every printed string with its control characters shown as escapes (`\\x1b`), as the terminal shows
+    them: HTML cannot carry most of them, and a label or log line with a BEL or an escape in it should read the
+    same on the page as in `runs list`. Markup (a filter's own output, such as `tojson`) is left as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return terminal_safe(value)
+    return value
 
 
 # ---------------------------------------------------------------------------------------------------------
