@@ -528,3 +528,12 @@ def test_writer_killed_mid_transaction_leaves_no_partial_run(tmp_path: Path) -> 
         assert count(store, "runs") == 1 and count(store, "inputs") == 1 and count(store, "findings") == 2
         assert list(store.db["runs"].rows_where("label = ?", ["killed"])) == []
         assert not store.ingest(json.loads(doc.read_text())).duplicate  # and the database still takes writes
+
+
+def test_a_folder_as_the_database_path_is_one_line_error(tmp_path: Path) -> None:
+    """Not sqlite's "unable to open database file ... for writing", which sends the user to check permissions."""
+    for create in (True, False):
+        with pytest.raises(StoreError, match="the run database path is a folder") as info:
+            open_store(tmp_path, create=create)
+        assert "triage.db" in (info.value.hint or "")
+    assert list(tmp_path.iterdir()) == []

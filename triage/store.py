@@ -1247,6 +1247,9 @@ def open_store(path: str | Path | None = None, *, create: bool = True, default: 
     if path is not None and not create and not Path(path).exists():
         raise StoreError("no run database here yet", where=where,
                          hint="scan something first (`triage scan LOG`), or point --db / TRIAGE_DB at one")
+    if path is not None and Path(path).expanduser().is_dir():
+        raise StoreError("the run database path is a folder", where=where,
+                         hint=f"name a file in it, e.g. --db {shown_path(str(Path(path) / 'triage.db'))}")
     try:
         if path is None:
             conn = sqlite3.connect(":memory:", timeout=BUSY_TIMEOUT_S)
