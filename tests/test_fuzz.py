@@ -200,7 +200,7 @@ names = st.binary(min_size=1, max_size=40).filter(lambda b: b"/" not in b and b"
 @pytest.mark.parametrize("shard", range(SIDE_SHARDS))
 @SIDE_SETTINGS
 @given(name=names, suffix=st.sampled_from([b"", b".log", b".log.gz", b".rpt", b".alls"]),
-       fmt=st.sampled_from(["text", "json", "github", "sarif", "junit"]), whole_folder=st.booleans())
+       fmt=st.sampled_from(["text", "json", "github", "gitlab", "sarif", "junit"]), whole_folder=st.booleans())
 def test_any_file_name_is_shown_safely(cli, tmp_path_factory, shard: int, name: bytes, suffix: bytes, fmt: str,  # type: ignore[no-untyped-def]
                                        whole_folder: bool) -> None:
     folder = tmp_path_factory.mktemp("names")
@@ -215,7 +215,7 @@ def test_any_file_name_is_shown_safely(cli, tmp_path_factory, shard: int, name: 
     result = cli.invoke(triage.cli.app, ["scan", "--no-store", "--format", fmt, target])
     code = _outcome(result)
     out = result.stdout
-    if fmt == "json" and code in (0, 1):
+    if fmt in ("json", "gitlab") and code in (0, 1):
         json.loads(out)
     if fmt in ("text", "github"):
         _terminal_clean(out)

