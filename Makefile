@@ -22,7 +22,7 @@ demo: $(STAMP)
 	@rm -f $(DEMO_DB)
 	@echo
 	@echo "== a compile farm's history: eight jobs over six nights, ingested from JSON documents dated by 'created' =="
-	$(BIN)/python demo/history.py $(DEMO_DB) reports/
+	$(BIN)/python tests/history.py $(DEMO_DB) reports/
 	$(BIN)/triage report --last --db $(DEMO_DB) --out reports/demo-run.html
 	@echo
 	@echo "HTML reports written: $(CURDIR)/reports/index.html (one nightly page per night, each run's own page in reports/runs/) and $(CURDIR)/reports/demo-run.html"

@@ -94,7 +94,7 @@ def history_pages(tmp_path_factory):  # type: ignore[no-untyped-def]
     import importlib.util
 
     root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location("demo_history", root / "demo" / "history.py")
+    spec = importlib.util.spec_from_file_location("demo_history", root / "tests" / "history.py")
     history = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(history)  # type: ignore[union-attr]
     tmp = tmp_path_factory.mktemp("history")

@@ -1,4 +1,4 @@
-"""The team's view over a history of real fixture runs (demo/history.py: eight jobs, six nights): what changed,
+"""The team's view over a history of real fixture runs (tests/history.py: eight jobs, six nights): what changed,
 the jobs grid, causes, honest numbers, the per-run pages every link points to, the index; and the run
 history's store commands (the knowledge base beside the findings, the document table, kept logs, prune,
 embedded logs). Checked through the parsed DOM, never by substring."""
@@ -25,7 +25,7 @@ from triage.store import open_store, scan_document
 from .test_report import by_id, classes, dom, find_all, text
 
 ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("demo_history", ROOT / "demo" / "history.py")
+spec = importlib.util.spec_from_file_location("demo_history", ROOT / "tests" / "history.py")
 history = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
 spec.loader.exec_module(history)  # type: ignore[union-attr]
 

@@ -6,7 +6,7 @@ only on a generic catch-all, one on a line no cause explains, and a synthesis re
 past 100 % - so every section of the nightly page has something to show. Then one nightly page per night
 and the index.
 
-    python demo/history.py DB OUT_DIR
+    python tests/history.py DB OUT_DIR
 """
 
 from __future__ import annotations
