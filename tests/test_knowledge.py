@@ -122,6 +122,15 @@ def test_bad_cases_file_is_a_one_line_input_error(tmp_path: Path, body: str, mes
         load_cases(tmp_path)
 
 
+def test_an_unquoted_no_in_mention_is_named_as_a_yaml_boolean(tmp_path: Path) -> None:
+    (tmp_path / "x.log").write_text("ok\n")
+    (tmp_path / "cases.yaml").write_text(
+        "cases:\n  - {id: a, files: [x.log], source: s, kind: fail, cause: c, mention: [[no, none], [clock]]}\n")
+    with pytest.raises(InputError, match="lower-case") as info:
+        load_cases(tmp_path)
+    assert "quote it ('no')" in (info.value.hint or "")
+
+
 def cli(args: list[str]):  # type: ignore[no-untyped-def]
     return CliRunner().invoke(app, args, catch_exceptions=False)
 

@@ -133,8 +133,11 @@ def _case(raw: Any, root: Path, where: str, seen: set[str]) -> Case:
         mention = [[str(w) if type(w) is int else w for w in g] if isinstance(g, list) else g for g in mention]
     if not isinstance(mention, list) or any(
             not isinstance(g, list) or not g or any(not isinstance(w, str) or w != w.lower() for w in g) for g in mention):
+        booleans = [w for g in mention if isinstance(g, list) for w in g if isinstance(w, bool)]
         raise InputError("`mention` must be a list of groups of lower-case words", where=where,
-                         hint="e.g. [[driver], [version, mismatch]]; quote words YAML reads as numbers: '2.0'")
+                         hint="YAML reads an unquoted no/yes/on/off/true/false as a boolean: quote it ('no')"
+                         if booleans else
+                         "e.g. [[driver], [version, mismatch]]; quote words YAML reads as numbers: '2.0'")
     if kind != "clean" and not mention:
         raise InputError("a fail or trap case needs `mention`: the words a right explanation contains", where=where)
     for key in ("source", "cause"):
