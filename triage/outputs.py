@@ -471,6 +471,21 @@ def to_sarif(result: ScanResult, packs: PackSet, *, base_dir: str | os.PathLike[
 # GitHub workflow commands
 
 
+def _finding_message(f: Finding, root: str | None) -> str:
+    """Cause, workaround, first evidence line, what explains it and the references: the body of a GitHub
+    annotation and of a GitLab Code Quality issue."""
+    path, line = f.first_line
+    message = [f.cause, "", f"Workaround: {f.workaround}"]
+    if f.evidence:
+        message += ["", f"Evidence ({f.count} hit{'s' if f.count != 1 else ''}): {path}:{line}: "
+                        f"{f.evidence[0].text.strip()}"]
+    if root:
+        message += ["", f"Explained by {root}."]
+    if f.references:
+        message += ["", "See " + " ".join(f.references)]
+    return "\n".join(message)
+
+
 def escape_data(text: str) -> str:
     """GitHub's escaping of a workflow command's message."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -500,16 +515,8 @@ def to_github(result: ScanResult, *, base_dir: str | os.PathLike[str] | None = N
     for f, root in _flat(result):
         path, line = f.first_line
         file = relative_path(path, base_dir) if path else None
-        message = [f"{f.cause}", "", f"Workaround: {f.workaround}"]
-        if f.evidence:
-            message += ["", f"Evidence ({f.count} hit{'s' if f.count != 1 else ''}): {path}:{line}: "
-                            f"{f.evidence[0].text.strip()}"]
-        if root:
-            message += ["", f"Explained by {root}."]
-        if f.references:
-            message += ["", "See " + " ".join(f.references)]
         level = "notice" if root else GITHUB_COMMAND[f.severity]
-        out.append(github_command(level, "\n".join(message), file=file, line=line or None,
+        out.append(github_command(level, _finding_message(f, root), file=file, line=line or None,
                                   title=f"{f.title} [{f.id}]"))
     for u in result.unexplained[:GITHUB_MAX_UNEXPLAINED]:
         advice = f"\n\n{_advice(u)}" if u.advice else ""
@@ -537,15 +544,7 @@ def to_gitlab(result: ScanResult, *, base_dir: str | os.PathLike[str] | None = N
     issues = []
     for f, root in _flat(result):
         path, line = f.first_line
-        body = [f.cause, "", f"Workaround: {f.workaround}"]
-        if f.evidence:
-            body += ["", f"Evidence ({f.count} hit{'s' if f.count != 1 else ''}): {path}:{line}: "
-                         f"{f.evidence[0].text.strip()}"]
-        if root:
-            body += ["", f"Explained by {root}."]
-        if f.references:
-            body += ["", "See " + " ".join(f.references)]
-        issues.append(_gitlab_issue(f.id, f"{f.title} [{f.id}]", "\n".join(body),
+        issues.append(_gitlab_issue(f.id, f"{f.title} [{f.id}]", _finding_message(f, root),
                                     "info" if root else GITLAB_SEVERITY[f.severity], path, line, base_dir, ""))
     for u in result.unexplained:
         text = u.text.strip() + (f" (x{u.count})" if u.count > 1 else "")
