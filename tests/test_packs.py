@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from triage import load_packs
 from triage.literals import gate_literals, literal_set
 from triage.packs import PackSet
+from triage.quotes import fold
 
 from .conftest import CORPUS, FIXTURES, PUBLIC
 
@@ -24,7 +25,7 @@ def test_signature_examples_behave(cause_id: str, index: int, sig) -> None:
     own = [e for e in cause.examples if sig.match(e) is not None]
     assert own, f"{cause_id}#{index + 1} matches none of its cause's examples"
     for example in own:
-        hay = example.casefold() if sig.ignore_case else example
+        hay = fold(example).casefold() if sig.ignore_case else fold(example)  # the gate reads folded quotes
         lits = [lit.casefold() if sig.ignore_case else lit for lit in sig.literals]
         assert any(lit in hay for lit in lits), "a gate literal must be in every line the regex matches"
 

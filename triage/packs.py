@@ -22,6 +22,7 @@ from .errors import PackError
 from .lazyre import lazy
 from .literals import analyse
 from .prefixes import without_prefix
+from .quotes import fold
 from .relays import widen, widen_literal
 from .model import RUN_TOOLS, SEVERITIES, SEVERITY_RANK
 
@@ -149,6 +150,7 @@ class Signature:
         A line a CI runner prefixed (see `prefixes`) is matched without the prefix first, as the tool printed it.
         Raises TimeoutError when the regex exceeds its time bound.
         """
+        line = fold(line)  # a scanned line is folded already; a pasted one or an example may not be
         body = without_prefix(line)
         caps = self._match(body)
         if caps is None and body is not line:
@@ -424,7 +426,7 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
     if len(pattern) > MAX_PATTERN_CHARS:
         chk.fail(f"regex is {len(pattern)} characters (limit {MAX_PATTERN_CHARS})", line, cause_id,
                  hint="split an enormous alternation into several signatures or causes")
-    pattern = widen(pattern, tool)
+    pattern = widen(fold(pattern), tool)  # the text is read with ASCII quotes, so the regex is too
     ignore_case = bool(raw.get("ignore_case", False))
     repeats, derived = analyse(pattern, ignore_case, MIN_LITERAL)  # one parse for both checks
     if repeats > MAX_REPEAT_PRODUCT:
@@ -447,6 +449,7 @@ def _compile_signature(chk: _Checker, raw: Any, cause_id: str, index: int, cause
     literal = raw.get("literal")
     literals: list[str] | None = None
     if isinstance(literal, str):
+        literal = fold(literal)
         literals = list(widen_literal(literal, tool))
     if literal is None:
         literals = derived  # the derivation reads the parse, which case folding does not change
@@ -493,7 +496,7 @@ def _check_examples(chk: _Checker, raw: dict[str, Any], sig: Signature, line: in
             example = example.get("text")
         if not isinstance(example, str):
             chk.fail("a match example must be text (or {text, captures})", line, sig.cause_id)
-        haystack = example.casefold() if sig.ignore_case else example
+        haystack = fold(example).casefold() if sig.ignore_case else fold(example)
         if not any(lit in haystack for lit in folded):
             declared = raw.get("literal")  # named as written, not with the twins a relay adds (see `relays`)
             written = [declared] if isinstance(declared, str) else list(sig.literals)
@@ -510,7 +513,7 @@ def _check_examples(chk: _Checker, raw: dict[str, Any], sig: Signature, line: in
             chk.fail(f"example does not match: {example!r}", line, sig.cause_id,
                      hint=_how_far(_as_written(raw, sig), example))
         for name, want in captures.items():
-            if str(got.get(name)) != str(want):
+            if str(got.get(name)) != fold(str(want)):
                 chk.fail(f"capture '{name}' is {got.get(name)!r}, expected {want!r} in {example!r}",
                          line, sig.cause_id)
     for example in raw.get("no_match") or []:
@@ -687,7 +690,7 @@ def pack_dirs(extra: Iterable[str | Path] = (), builtin: bool = True) -> list[Pa
     return dirs
 
 
-PACK_CODE = ("packs.py", "literals.py", "model.py", "relays.py")  # the code a validated pack depends on
+PACK_CODE = ("packs.py", "literals.py", "model.py", "relays.py", "quotes.py")  # the code a validated pack depends on
 PACKFILE_KEEP = 256  # validated pack files kept in the cache (every pack file of a few versions)
 
 

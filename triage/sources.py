@@ -26,6 +26,7 @@ from typing import BinaryIO
 from .decode import Unreadable, text_stream
 from .display import shown_path
 from .errors import InputError
+from .quotes import fold_bytes
 
 BLOCK_BYTES = 1 << 20
 LINE_CAP = 1 << 20  # matching looks at the first MiB of a longer line
@@ -241,7 +242,8 @@ class _Limited(io.RawIOBase):
 
 
 def clean_bytes(chunk: bytes) -> bytes:
-    """Normalise a chunk of whole lines: LF only (a lone CR shown as `␍`), no ANSI escapes.
+    """Normalise a chunk of whole lines: LF only (a lone CR shown as `␍`), no ANSI escapes, typographic
+    quotes as ASCII ones (see `quotes`).
 
     Line ends and escapes are handled on the bytes with one regex pass each (several times faster than
     `str.replace` chains on large blocks), and only when present: the checks are memchr-fast.
@@ -252,7 +254,7 @@ def clean_bytes(chunk: bytes) -> bytes:
             chunk = chunk.replace(b"\r", CR_MARK)
     if b"\x1b" in chunk:
         chunk = ANSI_RE.sub(b"", chunk)
-    return chunk
+    return fold_bytes(chunk)
 
 
 def decode(data: bytes) -> str:
