@@ -303,3 +303,13 @@ def test_an_error_line_whose_cause_does_not_apply_to_the_run_is_unexplained_not_
     assert outside.run.status == "failed"
     inside = scan_text(f"INFO: [SIM 211-2] *************** CSIM start ***************\n{line}\n", packs)
     assert "hls/csim-testbench-error-message" in {f.id for f in inside.all_findings()} and not inside.unexplained
+
+
+def test_a_title_takes_a_capture_from_a_later_evidence_line() -> None:
+    # Place 30-574 names the net only in the XDC line it proposes, lines after the error itself
+    log = FIXTURES / "public/vivado/080-pulp-platform-pulpissimo-322-place-30-574.log"
+    (finding,) = [f for f in scan_text(log.read_text(), load_packs()).findings
+                  if f.id == "vivado/place-30-574-clock-on-non-clock-pin"]
+    assert not finding.evidence[0].captures  # the error line captures nothing
+    assert finding.title.startswith("Clock pad_reset_IBUF ")
+    assert "[get_nets pad_reset_IBUF]" in finding.workaround

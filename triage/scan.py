@@ -864,8 +864,11 @@ def _finding(cause: Cause, h: CauseHits, values: dict[str, str], configured: Con
     if configured is not None and configured[0] is not h:
         evidence = configured[0].evidence + evidence
         values = {**configured[1], **values}
-    if h.evidence:
-        values = {**h.evidence[0].captures, **values}
+    captured: dict[str, str] = {}
+    for line in h.evidence:  # a name may be captured on a later line than the first (a message's own detail line)
+        for name, value in line.captures.items():
+            captured.setdefault(name, value)
+    values = {**captured, **values}
     workaround = interpolate(cause.workaround, values)
     if configured is not None:
         workaround = f"In your files: {configured[2]}\n\n{workaround}"
