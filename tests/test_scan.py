@@ -313,3 +313,18 @@ def test_a_title_takes_a_capture_from_a_later_evidence_line() -> None:
     assert not finding.evidence[0].captures  # the error line captures nothing
     assert finding.title.startswith("Clock pad_reset_IBUF ")
     assert "[get_nets pad_reset_IBUF]" in finding.workaround
+
+
+def test_a_chained_traceback_header_is_not_an_error_line_of_its_own() -> None:
+    # a real log cut off inside the second traceback of a chain whose first exception a cause explains
+    log = FIXTURES / "public/hailort/005-ace343-whisper-arch-mismatch.log"
+    result = scan_text(log.read_text(), load_packs())
+    assert [f.id for f in result.findings] == ["hailort/hef-arch-mismatch"]
+    assert result.unexplained == []
+    # synthetic: the chain's last exception is unexplained and is listed, once, without the header above it
+    text = ("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'x'\n\n"
+            "During handling of the above exception, another exception occurred:\n\n"
+            "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n"
+            "FrobnicateError: the widget could not be frobnicated\n")
+    assert [u.text for u in scan_text(text, load_packs()).unexplained] == [
+        "KeyError: 'x'", "FrobnicateError: the widget could not be frobnicated"]

@@ -34,6 +34,9 @@ from .split import SPLIT_MIN_BYTES, Range, RangeReader, lines_after, lines_befor
 CONTEXT = 3
 MAX_EVIDENCE = 5
 MAX_UNEXPLAINED = 500
+CHAIN_REACH = 2  # the chaining sentence, then a blank line, then the next traceback's header
+CHAIN_LINE = lazy(regex.compile, r"^[\s>`|]*(?:The above exception was the direct cause of the following exception|"
+                  r"During handling of the above exception, another exception occurred):")
 TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many lines below it
 WHOLE_TEXT_CAP = 8 << 20  # reports and configs are read whole (they are small) up to this size
 MAX_LOG_METRICS = 1000
@@ -362,7 +365,15 @@ class _SourceScan:
             if outcome.frame:
                 self.explained_frame = line_no  # the exception this frame raised is explained with it
         elif outcome.fingerprint is not None and self.source.kind != "config":
-            self._unexplained(line_no, text, outcome.fingerprint, end)
+            self._unexplained(line_no, text, outcome.fingerprint, end, start)
+
+    def _chained(self, start: int) -> bool:
+        """Whether the line at `start` follows Python's "The above exception was the direct cause ..." or "During
+        handling of the above exception ..." (a traceback of a cut-off log may end before its exception line)."""
+        before = _lines_before(self.block, start, CHAIN_REACH, EVIDENCE_CHARS)
+        if len(before) < CHAIN_REACH:
+            before = (self.tail + before)[-CHAIN_REACH:]
+        return any(CHAIN_LINE.search(line) for line in before)
 
     def _evaluate(self, raw: bytes, literal_ids: set[int], line_no: int) -> _Outcome:
         """What the line's literals lead to, independent of the scan's state (so it can be reused for an
@@ -541,11 +552,13 @@ class _SourceScan:
             ev.after.extend(clip(a, EVIDENCE_CHARS) for a in lines[: CONTEXT - len(ev.after)])
         self.awaiting = [ev for ev in self.awaiting if len(ev.after) < CONTEXT]
 
-    def _unexplained(self, line_no: int, text: str, fp: str, end: int) -> None:
+    def _unexplained(self, line_no: int, text: str, fp: str, end: int, start: int) -> None:
         frame, self.explained_frame = self.explained_frame, None
         if frame is not None and line_no - frame <= FRAME_REACH and EXCEPTION_LINE.match(text):
             return  # the exception line of a traceback whose frame a cause explains: that cause explains it
         header = "Traceback (most recent call last)" in text
+        if header and self._chained(start):
+            return  # a chained traceback: the one above stands for the error, each exception line for itself
         if self.open_tracebacks and not header:
             # the exception line that ends a traceback says what its header only announces: one entry, not two
             for ln, f in self.open_tracebacks:
