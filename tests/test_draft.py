@@ -285,7 +285,7 @@ def test_views_offer_no_draft_for_a_traceback_header(tmp_path: Path, packs) -> N
     from triage.report import build_nightly_context, render_nightly
 
     now = datetime.now(timezone.utc)
-    result = scan_paths([str(_any_fixture("finn/009-Xilinx-"))], packs)  # a real traceback cut before its end
+    result = scan_paths([str(_any_fixture("finn/002-Xilinx-"))], packs)  # a real traceback cut before its end
     (header,) = [u for u in result.unexplained if "Traceback" in u.text]
     with open_store(tmp_path / "runs.db") as store:
         store.record_run(result, packs=packs, dimensions={"label": "n"}, duration_s=0.1, logs=LogKeeper(),

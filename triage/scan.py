@@ -35,6 +35,7 @@ CONTEXT = 3
 MAX_EVIDENCE = 5
 MAX_UNEXPLAINED = 500
 CHAIN_REACH = 2  # the chaining sentence, then a blank line, then the next traceback's header
+CHAIN_GAP = 8  # lines from an explained exception line to the header of the traceback chained to it
 CHAIN_LINE = lazy(regex.compile, r"^[\s>`|]*(?:The above exception was the direct cause of the following exception|"
                   r"During handling of the above exception, another exception occurred):")
 TRACEBACK_REACH = 300  # a traceback header is explained by a finding this many lines below it
@@ -235,6 +236,7 @@ class _SourceScan:
         self.awaiting: list[Evidence] = []  # evidence still missing lines of after-context
         self.open_tracebacks: list[tuple[int, str]] = []
         self.explained_frame: int | None = None  # line of a traceback frame a cause explained, until its exception
+        self.explained_exception = -CHAIN_GAP - 1  # line of the last exception line a cause explained
         self.metrics: list[Metric] = []
         self.metric_index: dict[tuple[str, str, str], int] = {}
         self.metric_stream = MetricStream(self.path)
@@ -360,6 +362,8 @@ class _SourceScan:
             self.last_readable = (line_no, outcome.readable)
         if matched:
             self.open_tracebacks = []  # those in reach were counted as explained by _record; the rest are stale
+            if EXCEPTION_LINE.match(text):
+                self.explained_exception = line_no
             if outcome.frame is None:
                 outcome.frame = FRAME_LINE.search(text) is not None and not EXCEPTION_LINE.match(text)
             if outcome.frame:
@@ -369,7 +373,7 @@ class _SourceScan:
 
     def _chained(self, start: int) -> bool:
         """Whether the line at `start` follows Python's "The above exception was the direct cause ..." or "During
-        handling of the above exception ..." (a traceback of a cut-off log may end before its exception line)."""
+        handling of the above exception ..."."""
         before = _lines_before(self.block, start, CHAIN_REACH, EVIDENCE_CHARS)
         if len(before) < CHAIN_REACH:
             before = (self.tail + before)[-CHAIN_REACH:]
@@ -555,10 +559,13 @@ class _SourceScan:
     def _unexplained(self, line_no: int, text: str, fp: str, end: int, start: int) -> None:
         frame, self.explained_frame = self.explained_frame, None
         if frame is not None and line_no - frame <= FRAME_REACH and EXCEPTION_LINE.match(text):
+            self.explained_exception = line_no
             return  # the exception line of a traceback whose frame a cause explains: that cause explains it
         header = "Traceback (most recent call last)" in text
-        if header and self._chained(start):
-            return  # a chained traceback: the one above stands for the error, each exception line for itself
+        if header and line_no - self.explained_exception <= CHAIN_GAP and self._chained(start):
+            # chained to an exception a cause explains: the chain is that error, and a later exception line
+            # speaks for itself (a header cut off from its exception line says nothing more)
+            return
         if self.open_tracebacks and not header:
             # the exception line that ends a traceback says what its header only announces: one entry, not two
             for ln, f in self.open_tracebacks:
