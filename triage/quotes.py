@@ -11,17 +11,18 @@ from __future__ import annotations
 import re
 
 _TEXT = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_CURLY = re.compile("[\u2018\u2019\u201c\u201d]")
 _ANY = re.compile(rb"\xe2\x80[\x98\x99\x9c\x9d]")  # one pass; `in` on their two lead bytes is slower where
 _SINGLE = re.compile(rb"\xe2\x80[\x98\x99]")          # progress bars and box drawing (U+2500...) are frequent
 _DOUBLE = re.compile(rb"\xe2\x80[\x9c\x9d]")
 
 
 def fold(text: str) -> str:
-    """`text` with typographic quotes as ASCII ones; the same object when it has none (most lines)."""
-    if text.isascii():
+    """`text` with typographic quotes as ASCII ones; the same object when it has none (most lines). Called for
+    every signature tried on a line, so a line without them is only searched, never copied."""
+    if text.isascii() or _CURLY.search(text) is None:
         return text
-    folded = text.translate(_TEXT)
-    return text if folded == text else folded
+    return text.translate(_TEXT)
 
 
 def fold_bytes(chunk: bytes) -> bytes:
