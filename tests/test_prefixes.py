@@ -1,4 +1,4 @@
-"""Lines a CI runner or BuildKit prefixed: a signature anchored at the tool's line start still matches them, and a
+"""Lines a CI runner, BuildKit, Compose or s6-log prefixed: a signature anchored at the tool's line start still matches them, and a
 tool's own time stamp is left alone."""
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ PREFIXES = [
     "[2024-05-01T12:34:56.789Z] ",  # Jenkins Timestamper
     "2024-05-01T12:34:56+02:00 ",
     "#12 345.6 ",  # Docker BuildKit, plain progress
+    "frigate  | ",  # Docker Compose, the service padded to the longest name
+    "hailo-app-1  | ",  # Compose v2: project, service and replica
+    "frigate-hailo  | 2024-08-24 21:51:44.835191724  ",  # Compose, then the s6-log stamp of Frigate's services
+    "2024-05-01T12:34:56.1234567Z web    | ",  # a CI job's stamp, then Compose
 ]
 
 
@@ -30,6 +34,11 @@ def test_prefix_is_removed(prefix: str) -> None:
     "2024-05-01 12:34:56,123 - hailo_sdk_client - ERROR",  # Python logging
     "2024-05-01T12:34:56.1234567ZERROR: no separator",
     "#12 DONE 0.5s",  # BuildKit's step status, not a relayed line
+    "INFO | common.core | Using default model: yolov8s",  # a logger's level before a bar, not a service
+    "ERROR  | hailo_apps | x",
+    "warning: a | b",  # a bar with no service name before it
+    "frigate| x",
+    "2024-08-24 21:51:44.835191724 Traceback (most recent call last):",  # one space: not s6-log's stamp
     "",
 ])
 def test_other_lines_are_untouched(line: str) -> None:
@@ -49,7 +58,7 @@ def test_packs_have_anchored_signatures() -> None:
     assert len(ANCHORED) >= 50  # the case this is for
 
 
-@pytest.mark.parametrize("prefix", [PREFIXES[0], PREFIXES[-1]])
+@pytest.mark.parametrize("prefix", [PREFIXES[0], PREFIXES[5], PREFIXES[8]])
 def test_anchored_signatures_match_prefixed_lines(prefix: str) -> None:
     packs = load_packs()
     by_id = packs.causes
@@ -63,9 +72,10 @@ def test_anchored_signatures_match_prefixed_lines(prefix: str) -> None:
     assert not missed
 
 
-def test_scan_of_a_prefixed_log_finds_the_cause_and_keeps_the_line() -> None:
+@pytest.mark.parametrize("prefix", ["2024-05-01T12:34:56.1234567Z ", "petalinux  | "])
+def test_scan_of_a_prefixed_log_finds_the_cause_and_keeps_the_line(prefix: str) -> None:
     packs = load_packs()
-    line = "2024-05-01T12:34:56.1234567Z ERROR: oe_runmake failed"
+    line = prefix + "ERROR: oe_runmake failed"
     result = scan_text(line + "\n", packs)
     assert [f.id for f in result.findings] == ["vitis/bitbake-task-failed"]
     assert result.findings[0].evidence[0].text == line  # the evidence is the line as the log has it

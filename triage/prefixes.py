@@ -2,11 +2,15 @@
 
 The raw log of a GitHub Actions or Azure Pipelines job starts each line with an ISO time stamp
 (`2024-05-01T12:34:56.1234567Z `), GitLab's timestamped job log adds a stream marker (`...Z 00O `), Jenkins'
-Timestamper brackets the stamp (`[2024-05-01T12:34:56.789Z] `), and Docker BuildKit's plain progress prints the
-step and its seconds (`#12 3.456 `). A signature anchored at the start of the tool's own line
-(`^ERROR: [HLS 200-70]`) would miss every line of such a log, so a line that fails is tried again on the text
-after the prefix. Only these formats: a tool's own time stamp (HailoRT's `[2024-05-01 12:34:56.789]`, the SDK's
-`12:07:32 ERROR :`) is part of the line its signatures are written for.
+Timestamper brackets the stamp (`[2024-05-01T12:34:56.789Z] `), Docker BuildKit's plain progress prints the
+step and its seconds (`#12 3.456 `), Docker Compose names the service, padded, before a bar (`frigate  | `,
+`hailo-app-1  | `), and the s6-log supervisor of a container such as Frigate stamps every line of its services
+(`2024-08-24 21:51:44.835191724  `: nanoseconds, two spaces); a compose log pasted from a CI job has all three.
+A signature anchored at the start of the tool's own line (`^ERROR: [HLS 200-70]`) would miss every line of such a
+log, so a line that fails is tried again on the text after the prefixes. Only these formats: a tool's own time
+stamp (HailoRT's `[2024-05-01 12:34:56.789]`, the SDK's `12:07:32 ERROR :`, Python logging's
+`2024-05-01 12:34:56,123 - `) is part of the line its signatures are written for, and a logger's upper-case level
+before a bar (`INFO | common.core | ...`) is not a service name.
 """
 
 from __future__ import annotations
@@ -17,11 +21,19 @@ from .lazyre import lazy
 
 _STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)"
 SHIPPED = lazy(re.compile, rf"(?:{_STAMP}(?: \d\d[OE]\+?)? |\[{_STAMP}\] |#\d+ \d+\.\d+ )")
+COMPOSE = lazy(re.compile, r"[a-z0-9][a-z0-9_.-]{0,62} {1,40}\| ")  # service names are lower-case
+S6_STAMP = lazy(re.compile, r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9}  ")  # nanoseconds, two spaces
 
 
 def without_prefix(line: str) -> str:
-    """`line` after a CI runner's or BuildKit's prefix; the same object when it has none."""
-    if not line[:1].isdigit() and line[:1] not in "#[":
-        return line  # most lines: one character compared
-    m = SHIPPED.match(line)
-    return line if m is None else line[m.end():]
+    """`line` after the prefixes a runner, BuildKit, Compose and s6-log put before it, in that order, each
+    at most once; the same object when it has none."""
+    first = line[:1]
+    if not ("a" <= first <= "z" or first.isdigit() or first in "#["):
+        return line  # many lines: one character compared
+    end = 0
+    for pattern in (SHIPPED, COMPOSE, S6_STAMP):
+        m = pattern.match(line, end)
+        if m is not None:
+            end = m.end()
+    return line[end:] if end else line
