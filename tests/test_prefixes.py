@@ -3,6 +3,8 @@ tool's own time stamp is left alone."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from triage import load_packs
@@ -20,6 +22,10 @@ PREFIXES = [
     "hailo-app-1  | ",  # Compose v2: project, service and replica
     "frigate-hailo  | 2024-08-24 21:51:44.835191724  ",  # Compose, then the s6-log stamp of Frigate's services
     "2024-05-01T12:34:56.1234567Z web    | ",  # a CI job's stamp, then Compose
+    "> ",  # a Markdown quote of an issue or forum post
+    "> > ",  # nested, as a reply quotes a quote
+    ">> ",
+    "> frigate  | ",  # a quoted compose log
 ]
 
 
@@ -38,6 +44,8 @@ def test_prefix_is_removed(prefix: str) -> None:
     "ERROR  | hailo_apps | x",
     "warning: a | b",  # a bar with no service name before it
     "frigate| x",
+    ">x",  # no space after the mark
+    "x > y",
     "2024-08-24 21:51:44.835191724 Traceback (most recent call last):",  # one space: not s6-log's stamp
     "",
 ])
@@ -58,7 +66,7 @@ def test_packs_have_anchored_signatures() -> None:
     assert len(ANCHORED) >= 50  # the case this is for
 
 
-@pytest.mark.parametrize("prefix", [PREFIXES[0], PREFIXES[5], PREFIXES[8]])
+@pytest.mark.parametrize("prefix", [PREFIXES[0], PREFIXES[5], PREFIXES[8], PREFIXES[10]])
 def test_anchored_signatures_match_prefixed_lines(prefix: str) -> None:
     packs = load_packs()
     by_id = packs.causes
@@ -72,10 +80,20 @@ def test_anchored_signatures_match_prefixed_lines(prefix: str) -> None:
     assert not missed
 
 
-@pytest.mark.parametrize("prefix", ["2024-05-01T12:34:56.1234567Z ", "petalinux  | "])
+@pytest.mark.parametrize("prefix", ["2024-05-01T12:34:56.1234567Z ", "petalinux  | ", "> "])
 def test_scan_of_a_prefixed_log_finds_the_cause_and_keeps_the_line(prefix: str) -> None:
     packs = load_packs()
     line = prefix + "ERROR: oe_runmake failed"
     result = scan_text(line + "\n", packs)
     assert [f.id for f in result.findings] == ["vitis/bitbake-task-failed"]
     assert result.findings[0].evidence[0].text == line  # the evidence is the line as the log has it
+
+
+def test_a_quoted_real_line_meets_an_anchored_signature() -> None:
+    """A forum quote of xsim's fatal line (pandablocks #84): `^FATAL_ERROR: ...` matches it after the `> `."""
+    packs = load_packs()
+    log = Path(__file__).resolve().parent.parent / "fixtures/public/vivado/1378-pandablocks-84-xsim-kernel-fatal-error-quoted.log"
+    result = scan_text(log.read_text(encoding="utf-8"), packs)
+    found = {f.id: f for f in result.all_findings()}
+    assert "vivado/xsim-runtime-fatal" in found
+    assert found["vivado/xsim-runtime-fatal"].evidence[0].text.startswith("> FATAL_ERROR:")
