@@ -1,5 +1,5 @@
-"""Lines a CI runner, BuildKit, Compose or s6-log prefixed: a signature anchored at the tool's line start still matches them, and a
-tool's own time stamp is left alone."""
+"""Lines a CI runner, BuildKit, Compose, s6-log, a launcher, a logger or a forum quote prefixed: a signature
+anchored at the tool's line start still matches them, and a tool's own time stamp is left alone."""
 
 from __future__ import annotations
 
@@ -26,6 +26,10 @@ PREFIXES = [
     "> > ",  # nested, as a reply quotes a quote
     ">> ",
     "> frigate  | ",  # a quoted compose log
+    "[face_recognition_node-1] ",  # ros2 launch
+    "[rank1]: ",  # torchrun
+    "Dec 13 10:00:01 raspberrypi hailort_service[812]: ",  # syslog / journald
+    "Jan  3 04:56:56 xilinx-k26-som-2021_2 kernel: ",
 ]
 
 
@@ -45,6 +49,10 @@ def test_prefix_is_removed(prefix: str) -> None:
     "warning: a | b",  # a bar with no service name before it
     "frigate| x",
     ">x",  # no space after the mark
+    "[Synth 8-439] module 'x' not found",  # a message id, not a launcher's process name
+    "[HailoRT] [error] CHECK failed",
+    "[ 1362.791145] hailo: Probing",  # the kernel's own stamp
+    "December 3 2026: x",
     "x > y",
     "2024-08-24 21:51:44.835191724 Traceback (most recent call last):",  # one space: not s6-log's stamp
     "",
@@ -66,7 +74,7 @@ def test_packs_have_anchored_signatures() -> None:
     assert len(ANCHORED) >= 50  # the case this is for
 
 
-@pytest.mark.parametrize("prefix", [PREFIXES[0], PREFIXES[5], PREFIXES[8], PREFIXES[10]])
+@pytest.mark.parametrize("prefix", [PREFIXES[0], PREFIXES[5], PREFIXES[8], PREFIXES[10], PREFIXES[14], PREFIXES[16]])
 def test_anchored_signatures_match_prefixed_lines(prefix: str) -> None:
     packs = load_packs()
     by_id = packs.causes

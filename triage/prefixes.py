@@ -6,7 +6,9 @@ Timestamper brackets the stamp (`[2024-05-01T12:34:56.789Z] `), Docker BuildKit'
 step and its seconds (`#12 3.456 `), Docker Compose names the service, padded, before a bar (`frigate  | `,
 `hailo-app-1  | `), and the s6-log supervisor of a container such as Frigate stamps every line of its services
 (`2024-08-24 21:51:44.835191724  `: nanoseconds, two spaces); a compose log pasted from a CI job has all three,
-and pasted into an issue or forum post as a Markdown quote, each line starts with `> ` as well.
+and pasted into an issue or forum post as a Markdown quote, each line starts with `> ` as well. Last come the
+launchers and loggers that name the process: `ros2 launch` (`[face_recognition_node-1] `), torchrun
+(`[rank1]: `) and syslog/journald (`Jan  3 04:56:56 host kernel: `, which leaves the kernel's own `[ 1362.79] `).
 A signature anchored at the start of the tool's own line (`^ERROR: [HLS 200-70]`) would miss every line of such a
 log, so a line that fails is tried again on the text after the prefixes. Only these formats: a tool's own time
 stamp (HailoRT's `[2024-05-01 12:34:56.789]`, the SDK's `12:07:32 ERROR :`, Python logging's
@@ -25,16 +27,20 @@ SHIPPED = lazy(re.compile, rf"(?:{_STAMP}(?: \d\d[OE]\+?)? |\[{_STAMP}\] |#\d+ \
 QUOTE = lazy(re.compile, r"(?:> ?)*> ")  # Markdown's quote marks, nested or not
 COMPOSE = lazy(re.compile, r"[a-z0-9][a-z0-9_.-]{0,62} {1,40}\| ")  # service names are lower-case
 S6_STAMP = lazy(re.compile, r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9}  ")  # nanoseconds, two spaces
+PROCESS = lazy(re.compile, r"(?:\[[A-Za-z_][\w.]{0,80}-\d+\] "  # ros2 launch: the node and its instance
+                           r"|\[rank\d+\]: "  # torchrun: the rank
+                           r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]{1,64} [\w.@/-]{1,64}(?:\[\d+\])?: )")  # syslog
 
 
 def without_prefix(line: str) -> str:
-    """`line` after the quote marks of a forum post and the prefixes a runner, BuildKit, Compose and s6-log
-    put before it, in that order, each at most once; the same object when it has none."""
+    """`line` after the quote marks of a forum post and the prefixes a runner, BuildKit, Compose, s6-log and a
+    process's launcher or logger put before it, in that order, each at most once; the same object when it has
+    none."""
     first = line[:1]
-    if not ("a" <= first <= "z" or first.isdigit() or first in "#[>"):
+    if not ("a" <= first <= "z" or first.isdigit() or first in "#[>ADFJMNOS"):
         return line  # many lines: one character compared
     end = 0
-    for pattern in (QUOTE, SHIPPED, COMPOSE, S6_STAMP):
+    for pattern in (QUOTE, SHIPPED, COMPOSE, S6_STAMP, PROCESS):
         m = pattern.match(line, end)
         if m is not None:
             end = m.end()
