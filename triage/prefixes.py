@@ -31,17 +31,24 @@ PROCESS = lazy(re.compile, r"(?:\[[A-Za-z_][\w.]{0,80}-\d+\] "  # ros2 launch: t
                            r"|\[rank\d+\]: "  # torchrun: the rank
                            r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]{1,64} [\w.@/-]{1,64}(?:\[\d+\])?: )")  # syslog
 
+_last = ("", "")  # the line asked last and its answer (a tuple: read and replaced in one step)
+
 
 def without_prefix(line: str) -> str:
     """`line` after the quote marks of a forum post and the prefixes a runner, BuildKit, Compose, s6-log and a
     process's launcher or logger put before it, in that order, each at most once; the same object when it has
     none."""
+    global _last  # noqa: PLW0603 - a one-line memo: every signature tried on a line asks for the same line
     first = line[:1]
     if not ("a" <= first <= "z" or first.isdigit() or first in "#[>ADFJMNOS"):
         return line  # many lines: one character compared
+    if line is _last[0]:
+        return _last[1]
     end = 0
     for pattern in (QUOTE, SHIPPED, COMPOSE, S6_STAMP, PROCESS):
         m = pattern.match(line, end)
         if m is not None:
             end = m.end()
-    return line[end:] if end else line
+    body = line[end:] if end else line
+    _last = (line, body)
+    return body
