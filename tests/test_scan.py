@@ -115,9 +115,13 @@ def test_traceback_header_explained_by_the_exception_below(packs) -> None:
 
 
 def test_traceback_and_its_unexplained_exception_line_are_one_entry(packs) -> None:
-    # a real FINN build: the traceback ends in `subprocess.CalledProcessError: ...`, which no cause explains
+    # a traceback that ends in an exception no cause explains is one unexplained entry: the exception line
+    text = 'Traceback (most recent call last):\n  File "build.py", line 3, in <module>\n    run()\n'
+    r = scan_text(text + "frobnicate.FrobError: the frobnicator exploded at 0x7fff\n", packs)
+    assert [(u.line, u.text.split(":", 1)[0]) for u in r.unexplained] == [(4, "frobnicate.FrobError")]
+    # a real FINN build whose traceback ends in `subprocess.CalledProcessError` (a generic cause): nothing is left
     r = scan_paths([str(FIXTURES / "public/finn/005-Xilinx-finn-32-cannot-stat-bitfile.log")], packs)
-    assert [(u.line, u.text.split(":", 1)[0]) for u in r.unexplained] == [(13, "subprocess.CalledProcessError")]
+    assert r.unexplained == [] and "family/python-subprocess-command-failed" in {f.id for f in r.all_findings()}
     # a traceback cut before its exception line keeps its header: it is all there is
     r = scan_paths([str(FIXTURES / "public/finn/002-Xilinx-finn-26-vivado-hls-not-found.log")], packs)
     assert [u.line for u in r.unexplained if "Traceback" in u.text] == [5]
