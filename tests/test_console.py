@@ -284,6 +284,17 @@ def printed(fn, *args, width: int = 80, tty: bool = False) -> list[str]:  # type
     return ANSI.sub("", buffer.getvalue()).splitlines()
 
 
+def test_a_terminal_title_column_wraps_below_its_pipe_minimum_rather_than_pass_the_width() -> None:
+    # a 61-character id leaves the title 39 columns of a 120-column terminal, one less than a pipe's minimum
+    def table(console: Console) -> None:
+        print_table(console, [Column("id", whole=True), Column("severity", whole=True), Column("tool", whole=True),
+                              Column("title", min=40)],
+                    [["a" * 54 + "/" + "b" * 6, "warning", "hls4ml", "x" * 100]])
+    lines = printed(table, width=120, tty=True)
+    assert max(len(x) for x in lines) <= 120 and len(lines) > 2  # the title wraps over several lines
+    assert len(printed(table, width=120, tty=False)) == 2  # a pipe: one line, the row runs past the width
+
+
 @pytest.mark.parametrize(("width", "tty"), SCREENS, ids=SCREEN_IDS)
 def test_packs_list_never_breaks_an_id(packs, width, tty) -> None:
     causes = sorted(packs.causes.values(), key=lambda c: c.id)

@@ -57,7 +57,9 @@ def print_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequ
             return natural
         left, todo = room, sorted(text_cols, key=lambda i: natural[i])  # short columns keep their width
         for n, i in enumerate(todo):
-            widths[i] = min(natural[i], max(columns[i].min, left // (len(todo) - n)))
+            # a terminal wraps a text column, so its minimum (a pipe's) must not push the row past the width
+            floor = 1 if console.is_terminal and not columns[i].keep_end else columns[i].min
+            widths[i] = min(natural[i], max(floor, left // (len(todo) - n)))
             left -= widths[i]
     table = _table(columns, widths, wrap=console.is_terminal, header=header)
     for row in cells:
