@@ -36,6 +36,33 @@ def test_seed_dfc_failure_gives_root_cause_with_evidence(packs) -> None:
     assert result.unexplained == []
 
 
+LINK_FAILED = "clang++: error: linker command failed with exit code 1 (use -v to see invocation)"  # generic
+
+
+def test_generic_wrapper_is_listed_under_the_error_above_it(packs) -> None:
+    # a real Vitis HLS csim log: lld's undefined symbol, then clang++'s generic "linker command failed"; no
+    # `explains` ties the two causes, their order in the log does
+    log = FIXTURES / "public/hls/1094-Ariqfadh-FAST-HLS-vitis-2024.2-csim-lld-undefined-symbol.log"
+    result = scan_paths([str(log)], packs)
+    errors = [f for f in result.findings if f.severity == "error"]
+    assert [f.id for f in errors] == ["hls/csim-undefined-reference"]
+    assert "family/link-step-failed" in [f.id for f in errors[0].explained]
+    assert not packs.causes["hls/csim-undefined-reference"].generic and packs.causes["family/link-step-failed"].generic
+    assert "family/link-step-failed" not in packs.causes["hls/csim-undefined-reference"].explains
+
+
+def test_generic_wrapper_alone_or_far_below_an_error_stays_a_finding(packs) -> None:
+    assert [f.id for f in scan_text(LINK_FAILED, packs).findings] == ["family/link-step-failed"]
+    # an unrelated error long before it is not what the wrapper reports
+    far = "\n".join([HIT] + [f"filler {i}" for i in range(300)] + [LINK_FAILED])
+    assert sorted(f.id for f in scan_text(far, packs).findings) == ["dfc/perf-flow-manual-resources",
+                                                                    "family/link-step-failed"]
+    near = "\n".join([HIT] + [f"filler {i}" for i in range(20)] + [LINK_FAILED])
+    top = [f for f in scan_text(near, packs).findings if f.severity == "error"]
+    assert [f.id for f in top] == ["dfc/perf-flow-manual-resources"]
+    assert "family/link-step-failed" in [f.id for f in top[0].explained]
+
+
 def test_context_is_three_lines_each_side(packs) -> None:
     text = "\n".join([f"filler {i}" for i in range(10)] + [HIT] + [f"after {i}" for i in range(10)])
     result = scan_text(text, packs)

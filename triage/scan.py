@@ -775,6 +775,7 @@ def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
             if explainer in found and _link(roots, cid, explainer):
                 break
     _same_line_roots(packs, found, first, roots)
+    _generic_roots(packs, found, first, roots)
     for cid in roots:
         found[_top(roots, cid)].explained.append(found[cid])
     top = [f for cid, f in found.items() if cid not in roots]
@@ -808,6 +809,26 @@ def _same_line_roots(packs: PackSet, found: dict[str, Finding], first: dict[str,
             continue
         for owner in owners:
             if owner is not None and _link(roots, cid, owner):
+                break
+
+
+GENERIC_REACH = 200  # lines above a generic wrapper in which the error it reports is looked for
+
+
+def _generic_roots(packs: PackSet, found: dict[str, Finding], first: dict[str, tuple[int, int]],
+                   roots: dict[str, str]) -> None:
+    """A generic wrapper ("the link step failed", "ninja: build stopped") says which step failed, not why; the
+    why is the specific error found just above it in the same input, so the wrapper is listed under that one
+    (the nearest within GENERIC_REACH lines). A wrapper with no such error stays a finding of its own."""
+    errors = sorted((first[c], c) for c, f in found.items()
+                    if f.severity == "error" and not packs.causes[c].generic)
+    for cid in sorted(found, key=lambda c: first[c]):
+        if cid in roots or not packs.causes[cid].generic:
+            continue
+        source, line = first[cid]
+        above = [c for (s, ln), c in errors if s == source and line - GENERIC_REACH <= ln <= line]
+        for root in reversed(above):
+            if _link(roots, cid, root):
                 break
 
 
