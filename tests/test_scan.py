@@ -362,3 +362,13 @@ def test_a_chained_traceback_header_is_not_an_error_line_of_its_own() -> None:
             "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n")
     assert [u.text for u in scan_text(text, load_packs()).unexplained] == [
         "KeyError: 'x'", "Traceback (most recent call last):"]
+
+
+def test_lines_past_a_findings_evidence_cap_are_not_unexplained(packs) -> None:
+    # a real Yocto log: ten disk-monitor lines of one cause (5 kept as evidence); two of the later ones are also
+    # read by a cause that does not apply to the run, which must not make them "unexplained"
+    log = FIXTURES / "public/vitis/786-yocto-pitrezor-14-diskmon-stoptasks-then-abort.log"
+    result = scan_paths([str(log)], packs)
+    top = result.findings[0]
+    assert top.id == "vitis/bitbake-disk-space-monitor-stop" and top.count == 10 and len(top.evidence) == 5
+    assert result.unexplained == []

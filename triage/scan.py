@@ -633,7 +633,7 @@ def merge(packs: PackSet, results: list[SourceResult], warn: Warn | None = None)
     gated: list[Evidence] = []
     findings = _findings(packs, hits, detection, _last_line(logs[-1]) if logs else None, bool(unexplained), facts,
                          gated)
-    _unexplained_gated(gated, findings, unexplained)
+    _unexplained_gated(packs, gated, findings, unexplained)
     run = RunInfo(
         tool=_tool(detection, findings), tool_version=detection.version, phase=detection.phase, part=detection.part,
         inputs=[r.info for r in results],
@@ -718,15 +718,21 @@ def _cpu_cost(call, text: str, **kwargs) -> float:  # type: ignore[no-untyped-de
     return thread_time() - started
 
 
-def _unexplained_gated(gated: list[Evidence], findings: list[Finding], unexplained: dict[str, Unexplained]) -> None:
+def _unexplained_gated(packs: PackSet, gated: list[Evidence], findings: list[Finding],
+                       unexplained: dict[str, Unexplained]) -> None:
     """An error line whose only matching cause does not apply to this run (a phase it did not go through, a
     version the cause is not about) is explained by nothing: it is listed as unexplained, not lost. (A cause
-    kept to other tools is not: its line is usually another tool's benign chatter, such as TensorFlow's.)"""
+    kept to other tools is not: its line is usually another tool's benign chatter, such as TensorFlow's.)
+    A line a found cause also matched is explained, though past that finding's MAX_EVIDENCE kept lines."""
     if not gated:
         return
-    covered = {(e.path, e.line) for f in findings for g in (f, *f.explained) for e in g.evidence}
+    found = [g for f in findings for g in (f, *f.explained)]
+    covered = {(e.path, e.line) for g in found for e in g.evidence}
+    signatures = [sig for g in found if g.id in packs.causes for sig in packs.causes[g.id].signatures]
     for ev in gated:
         if (ev.path, ev.line) in covered or len(unexplained) >= MAX_UNEXPLAINED:
+            continue
+        if any(_matches(sig, ev.text) for sig in signatures):
             continue
         try:
             error_like = ERROR_LINE.search(ev.text, timeout=REGEX_TIMEOUT_S) is not None
@@ -739,6 +745,13 @@ def _unexplained_gated(gated: list[Evidence], findings: list[Finding], unexplain
             continue
         covered.add((ev.path, ev.line))
         unexplained[fp] = Unexplained(ev.path, ev.line, ev.text, 1, fp, None, advice.message_id(ev.text))
+
+
+def _matches(sig: Signature, text: str) -> bool:
+    try:
+        return sig.match(text) is not None
+    except TimeoutError:
+        return False
 
 
 def _findings(packs: PackSet, hits: dict[str, CauseHits], detection: Detection,
